@@ -1,0 +1,228 @@
+//! The command line (TOOLS.md 10): options, their validation, and the two
+//! one-shot subcommands `call` and `tools`. This is the only module besides
+//! `main` that writes to stdout, and only when not serving MCP.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+
+use crate::config::{BashConfig, BashMode, Config};
+use crate::tools::{self, Registry};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "rootbound",
+    version,
+    about = "Gemini CLI's file-system tools, a guarded bash and file_read, served over MCP stdio \
+             and confined to the roots you name."
+)]
+pub struct Cli {
+    /// A directory the tools may use (repeatable; default: the current directory).
+    /// The first is the primary root: relative paths resolve against it.
+    #[arg(long = "root", value_name = "DIR", global = true)]
+    pub roots: Vec<PathBuf>,
+
+    /// What the bash tool may run.
+    #[arg(long, value_enum, value_name = "MODE", global = true)]
+    pub bash_mode: Option<BashMode>,
+
+    /// Allow commands starting with PREFIX (repeatable; implies allowlist mode).
+    #[arg(long, value_name = "PREFIX", global = true)]
+    pub bash_allow: Vec<String>,
+
+    /// Refuse commands starting with PREFIX (repeatable; wins over allow).
+    #[arg(long, value_name = "PREFIX", global = true)]
+    pub bash_deny: Vec<String>,
+
+    /// Time limit for one bash command, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 60, global = true)]
+    pub bash_timeout: u64,
+
+    /// Do not offer write_file and replace; bash runs read-only commands only.
+    #[arg(long, global = true)]
+    pub read_only: bool,
+
+    /// Do not offer the tool NAME (repeatable).
+    #[arg(long = "disable-tool", value_name = "NAME", global = true)]
+    pub disabled_tools: Vec<String>,
+
+    /// Log level (logs go to stderr; RUST_LOG overrides).
+    #[arg(long, value_enum, value_name = "LEVEL", default_value = "warn", global = true)]
+    pub log_level: LogLevel,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one tool call, print its result and exit (0 ok, 1 tool error, 2 usage error).
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// The tool's arguments as a JSON object; `-` reads them from stdin.
+        json: Option<String>,
+    },
+    /// Print the tool list with schemas as JSON.
+    Tools,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum LogLevel {
+    Error,
+    Warn,
+    Info,
+    Debug,
+    Trace,
+}
+
+impl LogLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Error => "error",
+            LogLevel::Warn => "warn",
+            LogLevel::Info => "info",
+            LogLevel::Debug => "debug",
+            LogLevel::Trace => "trace",
+        }
+    }
+}
+
+impl Cli {
+    /// Checks the options against each other and builds the configuration.
+    pub fn config(&self) -> Result<Config, String> {
+        let explicit_mode = self.bash_mode;
+        if self.read_only {
+            if !self.bash_allow.is_empty() {
+                return Err("--read-only conflicts with --bash-allow: a read-only server runs \
+                            only read-only commands"
+                    .into());
+            }
+            if let Some(mode @ (BashMode::Allowlist | BashMode::Unrestricted)) = explicit_mode {
+                return Err(format!(
+                    "--read-only conflicts with --bash-mode {}: a read-only server runs only \
+                     read-only commands",
+                    mode.as_str()
+                ));
+            }
+        }
+        if self.bash_timeout == 0 {
+            return Err("--bash-timeout must be at least 1 second".into());
+        }
+        let known = tools::ALL_TOOL_NAMES;
+        for name in &self.disabled_tools {
+            if !known.contains(&name.as_str()) {
+                return Err(format!(
+                    "--disable-tool {name}: no such tool (tools: {})",
+                    known.join(", ")
+                ));
+            }
+        }
+        let mut mode = explicit_mode.unwrap_or(BashMode::ReadOnly);
+        if mode == BashMode::ReadOnly && !self.bash_allow.is_empty() {
+            mode = BashMode::Allowlist;
+        }
+        let roots = if self.roots.is_empty() {
+            vec![std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?]
+        } else {
+            self.roots.clone()
+        };
+        let mut config = Config::with_roots(roots);
+        config.bash = BashConfig {
+            mode,
+            allow: self.bash_allow.clone(),
+            deny: self.bash_deny.clone(),
+            timeout: Duration::from_secs(self.bash_timeout),
+        };
+        config.read_only = self.read_only;
+        config.disabled_tools = self.disabled_tools.clone();
+        Ok(config)
+    }
+}
+
+/// `rootbound tools`: the tool list as pretty JSON.
+pub fn print_tools(registry: &Registry) -> i32 {
+    let tools = registry.list();
+    match serde_json::to_string_pretty(&tools) {
+        Ok(json) => {
+            println!("{json}");
+            0
+        }
+        Err(e) => {
+            eprintln!("rootbound: cannot serialise the tool list: {e}");
+            1
+        }
+    }
+}
+
+/// `rootbound call TOOL [JSON]`: runs one call and prints its text.
+pub async fn run_call(registry: &Registry, tool: &str, json: Option<&str>) -> i32 {
+    let raw = match json {
+        Some("-") => {
+            let mut buf = String::new();
+            if let Err(e) = std::io::stdin().read_to_string(&mut buf) {
+                eprintln!("rootbound: cannot read arguments from stdin: {e}");
+                return 2;
+            }
+            buf
+        }
+        Some(text) => text.to_string(),
+        None => "{}".to_string(),
+    };
+    let args = match serde_json::from_str::<serde_json::Value>(&raw) {
+        Ok(serde_json::Value::Object(map)) => map,
+        Ok(_) => {
+            eprintln!("rootbound: the arguments must be a JSON object, e.g. '{{\"path\":\"README.md\"}}'");
+            return 2;
+        }
+        Err(e) => {
+            eprintln!("rootbound: the arguments are not valid JSON: {e}");
+            return 2;
+        }
+    };
+    match registry.call(tool, Some(args), tools::CallParts::detached()).await {
+        Ok(result) => print_result(&result),
+        Err(e) => {
+            eprintln!("rootbound: {}", e.message);
+            2
+        }
+    }
+}
+
+fn print_result(result: &CallToolResult) -> i32 {
+    let is_error = result.is_error == Some(true);
+    let mut out = std::io::stdout().lock();
+    for block in &result.content {
+        let line = match block {
+            ContentBlock::Text(t) => t.text.clone(),
+            ContentBlock::Image(i) => media_summary("image", &i.mime_type, &i.data),
+            ContentBlock::Audio(a) => media_summary("audio", &a.mime_type, &a.data),
+            ContentBlock::Resource(r) => match &r.resource {
+                ResourceContents::BlobResourceContents {
+                    mime_type, blob, ..
+                } => media_summary("resource", mime_type.as_deref().unwrap_or("?"), blob),
+                ResourceContents::TextResourceContents { text, .. } => text.clone(),
+                _ => "[unsupported resource]".to_string(),
+            },
+            _ => "[unsupported content block]".to_string(),
+        };
+        let ends_with_newline = line.ends_with('\n');
+        let written = out
+            .write_all(line.as_bytes())
+            .and_then(|()| if ends_with_newline { Ok(()) } else { out.write_all(b"\n") });
+        if written.is_err() {
+            return 1;
+        }
+    }
+    let _ = out.flush();
+    if is_error { 1 } else { 0 }
+}
+
+fn media_summary(kind: &str, mime: &str, base64: &str) -> String {
+    // Base64 carries 3 bytes in every 4 characters.
+    let bytes = base64.len() / 4 * 3;
+    format!("[{kind} {mime}, about {bytes} bytes]")
+}

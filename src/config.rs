@@ -1,0 +1,80 @@
+//! The server's configuration, built once from the command line.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How the `bash` tool decides what may run (SECURITY.md 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BashMode {
+    /// Only read-only commands from the built-in allowlist.
+    ReadOnly,
+    /// The read-only list plus `--bash-allow` prefixes, minus `--bash-deny`.
+    Allowlist,
+    /// Any command, still confined by the sandbox.
+    Unrestricted,
+    /// The tool is not offered.
+    Off,
+}
+
+impl BashMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BashMode::ReadOnly => "read-only",
+            BashMode::Allowlist => "allowlist",
+            BashMode::Unrestricted => "unrestricted",
+            BashMode::Off => "off",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct BashConfig {
+    pub mode: BashMode,
+    pub allow: Vec<String>,
+    pub deny: Vec<String>,
+    pub timeout: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The roots as given; the guard canonicalises them.
+    pub roots: Vec<PathBuf>,
+    pub bash: BashConfig,
+    /// Do not offer the writing tools; bash is forced to read-only.
+    pub read_only: bool,
+    /// Tools not offered, by name.
+    pub disabled_tools: Vec<String>,
+    /// How long a content search may run before it returns what it found.
+    pub search_timeout: Duration,
+}
+
+impl Config {
+    /// A configuration with defaults for everything but the roots (tests and
+    /// library users).
+    pub fn with_roots(roots: Vec<PathBuf>) -> Config {
+        Config {
+            roots,
+            bash: BashConfig {
+                mode: BashMode::ReadOnly,
+                allow: Vec::new(),
+                deny: Vec::new(),
+                timeout: Duration::from_secs(60),
+            },
+            read_only: false,
+            disabled_tools: Vec::new(),
+            search_timeout: Duration::from_secs(30),
+        }
+    }
+
+    /// Whether the tool called `name` is offered.
+    pub fn offers(&self, name: &str) -> bool {
+        if self.disabled_tools.iter().any(|d| d == name) {
+            return false;
+        }
+        match name {
+            "write_file" | "replace" => !self.read_only,
+            "bash" => self.bash.mode != BashMode::Off,
+            _ => true,
+        }
+    }
+}

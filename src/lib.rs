@@ -1,0 +1,15 @@
+//! rootbound: Gemini CLI's file-system tools, a guarded `bash` and a
+//! line-numbered `file_read`, served over MCP stdio and confined to the roots
+//! the user names. See ARCHITECTURE.md for the map.
+
+pub mod cli;
+pub mod config;
+pub mod filekind;
+pub mod guard;
+pub mod ignore_rules;
+pub mod params;
+pub mod reading;
+pub mod server;
+pub mod text;
+pub mod tools;
+pub mod transport;

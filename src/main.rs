@@ -1,0 +1,87 @@
+//! The `rootbound` binary: parse the command line, set up logging on stderr,
+//! then serve MCP over stdio (or run one call, or print the tool list).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+use rmcp::ServiceExt;
+
+use rootbound::cli::{self, Cli, Command};
+use rootbound::guard::Guard;
+use rootbound::server::RootboundServer;
+use rootbound::tools::{Registry, State};
+use rootbound::transport::StdioTransport;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.log_level);
+    std::panic::set_hook(Box::new(|info| {
+        tracing::error!("panic: {info}");
+    }));
+
+    let config = match cli.config() {
+        Ok(config) => config,
+        Err(message) => return usage_error(&message),
+    };
+    let guard = match Guard::new(&config.roots) {
+        Ok(guard) => guard,
+        Err(e) => return usage_error(&e.to_string()),
+    };
+    if guard.roots().any(|r| r == std::path::Path::new("/")) {
+        tracing::warn!("a root is '/': every file on this machine is within reach of the tools");
+    }
+    let registry = Arc::new(Registry::new(Arc::new(State { guard, config })));
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return usage_error(&format!("cannot start the async runtime: {e}")),
+    };
+    let code = match cli.command {
+        Some(Command::Tools) => cli::print_tools(&registry),
+        Some(Command::Call { tool, json }) => {
+            runtime.block_on(cli::run_call(&registry, &tool, json.as_deref()))
+        }
+        None => runtime.block_on(serve(registry)),
+    };
+    // Do not wait for blocking reads of stdin that will never finish.
+    runtime.shutdown_background();
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+async fn serve(registry: Arc<Registry>) -> i32 {
+    let roots = registry.state().guard.roots_display();
+    tracing::info!(roots = %roots, tools = ?registry.names(), "serving MCP on stdio");
+    let service = match RootboundServer::new(registry).serve(StdioTransport::open()).await {
+        Ok(service) => service,
+        Err(e) => {
+            tracing::error!("the MCP session did not start: {e}");
+            return 1;
+        }
+    };
+    match service.waiting().await {
+        Ok(reason) => {
+            tracing::info!(?reason, "MCP session ended");
+            0
+        }
+        Err(e) => {
+            tracing::error!("the MCP session failed: {e}");
+            1
+        }
+    }
+}
+
+fn init_logging(level: cli::LogLevel) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RUST_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level.as_str()));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+}
+
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("rootbound: {message}");
+    ExitCode::from(2)
+}

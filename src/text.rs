@@ -1,0 +1,521 @@
+//! Reading text: decoding to UTF-8 as a stream, and cutting a window of
+//! lines out of a file of any size.
+//!
+//! A file's lines are the text between `\n` bytes; a final newline does not
+//! start another line. [`read_window`] makes one pass over the bytes: lines
+//! before the window are only counted (`memchr`), lines inside it are kept
+//! (each capped so one enormous line cannot exhaust memory), and lines after
+//! it are counted to report the total. Memory is proportional to the window,
+//! time to the bytes scanned.
+
+use std::io::{self, Read};
+
+use crate::filekind::Encoding;
+
+/// Longest line, in characters, that tools return in full.
+pub const MAX_LINE_CHARS: usize = 2000;
+/// Appended to a line that was cut.
+pub const CUT_SUFFIX: &str = "... [truncated]";
+/// A window stops collecting once it holds this many bytes of text, so a huge
+/// `limit` on a huge file cannot exhaust memory.
+pub const MAX_WINDOW_BYTES: usize = 20 * 1024 * 1024;
+
+const CHUNK: usize = 256 * 1024;
+
+/// Which lines to collect.
+#[derive(Debug, Clone, Copy)]
+pub struct LineRange {
+    /// 0-based index of the first line.
+    pub start: usize,
+    /// How many lines, at most.
+    pub count: usize,
+}
+
+/// The lines of one window and what is known about the whole file.
+#[derive(Debug, Default)]
+pub struct Window {
+    /// The collected lines, without their `\n` (a CRLF line keeps its `\r`),
+    /// each cut to [`MAX_LINE_CHARS`] characters plus [`CUT_SUFFIX`].
+    pub lines: Vec<String>,
+    /// 0-based index of the first collected line.
+    pub start: usize,
+    /// Number of lines in the file.
+    pub total: usize,
+    /// Whether any collected line was cut.
+    pub any_cut: bool,
+    /// Whether the file's last byte is `\n`.
+    pub ends_with_newline: bool,
+}
+
+impl Window {
+    /// True when the window shows every line of the file, none of them cut.
+    pub fn is_whole_file(&self) -> bool {
+        self.start == 0 && self.lines.len() == self.total && !self.any_cut
+    }
+
+    /// 1-based number of the last line shown (equals `start` when empty).
+    pub fn end_line(&self) -> usize {
+        self.start + self.lines.len()
+    }
+
+    /// The text of the window: the file's own text when the window is the
+    /// whole file, else the lines joined with `\n`.
+    pub fn text(&self) -> String {
+        let mut text = self.lines.join("\n");
+        if self.is_whole_file() && self.ends_with_newline {
+            text.push('\n');
+        }
+        text
+    }
+}
+
+/// Reads `reader` (UTF-8 bytes, see [`Utf8Reader`]) once and collects the
+/// lines of `range`.
+pub fn read_window<R: Read>(mut reader: R, range: LineRange) -> io::Result<Window> {
+    let end = range.start.saturating_add(range.count);
+    let mut window = Window {
+        start: range.start,
+        ..Window::default()
+    };
+    let mut buf = vec![0u8; CHUNK];
+    let mut line_no = 0usize; // index of the line the next byte belongs to
+    let mut current = LineBuf::default();
+    let mut collected_bytes = 0usize;
+    let mut collecting = true;
+    let mut last_byte: Option<u8> = None;
+
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let chunk = &buf[..n];
+        last_byte = chunk.last().copied();
+        let mut pos = 0;
+        while pos < n {
+            let rest = &chunk[pos..];
+            if line_no < range.start {
+                // Skip to the start of the window, counting newlines.
+                let wanted = range.start - line_no;
+                let in_rest = memchr::memchr_iter(b'\n', rest).count();
+                let target = if in_rest >= wanted {
+                    memchr::memchr_iter(b'\n', rest).nth(wanted - 1)
+                } else {
+                    None
+                };
+                match target {
+                    Some(at) => {
+                        line_no += wanted;
+                        pos += at + 1;
+                    }
+                    None => {
+                        line_no += in_rest;
+                        pos = n;
+                    }
+                }
+            } else if line_no < end && collecting {
+                match memchr::memchr(b'\n', rest) {
+                    Some(at) => {
+                        current.push(&rest[..at]);
+                        let line = current.finish(&mut window.any_cut);
+                        collected_bytes += line.len() + 1;
+                        window.lines.push(line);
+                        line_no += 1;
+                        pos += at + 1;
+                        if collected_bytes > MAX_WINDOW_BYTES {
+                            collecting = false;
+                        }
+                    }
+                    None => {
+                        current.push(rest);
+                        pos = n;
+                    }
+                }
+            } else {
+                // Past the window: only the total is still needed.
+                line_no += memchr::memchr_iter(b'\n', rest).count();
+                pos = n;
+            }
+        }
+    }
+    window.ends_with_newline = last_byte == Some(b'\n');
+    let has_unterminated_line = last_byte.is_some() && !window.ends_with_newline;
+    if has_unterminated_line {
+        if line_no >= range.start && line_no < end && collecting {
+            let line = current.finish(&mut window.any_cut);
+            window.lines.push(line);
+        }
+        line_no += 1;
+    }
+    window.total = line_no;
+    Ok(window)
+}
+
+/// The bytes of one line being collected, capped: a line of more than
+/// `MAX_LINE_CHARS * 4` bytes has more than `MAX_LINE_CHARS` characters
+/// (even counting each invalid byte as one U+FFFD), so nothing needed is lost.
+#[derive(Default)]
+struct LineBuf {
+    bytes: Vec<u8>,
+    overflowed: bool,
+}
+
+const LINE_BYTE_CAP: usize = MAX_LINE_CHARS * 4 + 4;
+
+impl LineBuf {
+    fn push(&mut self, data: &[u8]) {
+        let room = LINE_BYTE_CAP.saturating_sub(self.bytes.len());
+        if data.len() > room {
+            self.overflowed = true;
+        }
+        self.bytes.extend_from_slice(&data[..data.len().min(room)]);
+    }
+
+    fn finish(&mut self, any_cut: &mut bool) -> String {
+        let text = String::from_utf8_lossy(&self.bytes);
+        let (line, cut) = cut_line(&text);
+        *any_cut |= cut || self.overflowed;
+        self.bytes.clear();
+        self.overflowed = false;
+        line
+    }
+}
+
+/// Cuts `line` to [`MAX_LINE_CHARS`] characters plus [`CUT_SUFFIX`].
+/// Returns the line and whether it was cut.
+pub fn cut_line(line: &str) -> (String, bool) {
+    match line.char_indices().nth(MAX_LINE_CHARS) {
+        Some((at, _)) => {
+            let mut cut = String::with_capacity(at + CUT_SUFFIX.len());
+            cut.push_str(&line[..at]);
+            cut.push_str(CUT_SUFFIX);
+            (cut, true)
+        }
+        None => (line.to_string(), false),
+    }
+}
+
+/// Adapts a reader of text in `encoding` (positioned at the start of the
+/// file, BOM included) into a reader of UTF-8 bytes without the BOM. UTF-8
+/// passes through untouched (invalid sequences are replaced later, per line);
+/// UTF-16 and UTF-32 are transcoded chunk by chunk, invalid units becoming
+/// U+FFFD.
+pub struct Utf8Reader<R> {
+    inner: R,
+    encoding: Encoding,
+    bom_left: usize,
+    raw: Vec<u8>,
+    raw_len: usize,
+    out: Vec<u8>,
+    out_pos: usize,
+    pending_high_surrogate: Option<u16>,
+    eof: bool,
+}
+
+impl<R: Read> Utf8Reader<R> {
+    pub fn new(inner: R, encoding: Encoding) -> Self {
+        Utf8Reader {
+            inner,
+            encoding,
+            bom_left: encoding.bom().len(),
+            raw: vec![0; 64 * 1024],
+            raw_len: 0,
+            out: Vec::new(),
+            out_pos: 0,
+            pending_high_surrogate: None,
+            eof: false,
+        }
+    }
+
+    fn unit_size(&self) -> usize {
+        match self.encoding {
+            Encoding::Utf16Le | Encoding::Utf16Be => 2,
+            Encoding::Utf32Le | Encoding::Utf32Be => 4,
+            Encoding::Utf8 | Encoding::Utf8Bom => 1,
+        }
+    }
+
+    /// Reads more raw bytes and transcodes every whole unit.
+    fn refill(&mut self) -> io::Result<()> {
+        self.out.clear();
+        self.out_pos = 0;
+        while self.out.is_empty() && !self.eof {
+            let n = loop {
+                match self.inner.read(&mut self.raw[self.raw_len..]) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                }
+            };
+            if n == 0 {
+                self.eof = true;
+            }
+            self.raw_len += n;
+            let unit = self.unit_size();
+            let whole = if self.eof {
+                self.raw_len
+            } else {
+                self.raw_len - self.raw_len % unit
+            };
+            let mut start = 0;
+            if self.bom_left > 0 {
+                let skip = self.bom_left.min(whole);
+                self.bom_left -= skip;
+                start = skip;
+            }
+            let encoding = self.encoding;
+            let data = self.raw[start..whole].to_vec();
+            self.transcode(encoding, &data);
+            self.raw.copy_within(whole..self.raw_len, 0);
+            self.raw_len -= whole;
+        }
+        Ok(())
+    }
+
+    fn transcode(&mut self, encoding: Encoding, data: &[u8]) {
+        match encoding {
+            Encoding::Utf8 | Encoding::Utf8Bom => self.out.extend_from_slice(data),
+            Encoding::Utf16Le | Encoding::Utf16Be => {
+                let mut units = data.chunks_exact(2);
+                for pair in units.by_ref() {
+                    let unit = if encoding == Encoding::Utf16Le {
+                        u16::from_le_bytes([pair[0], pair[1]])
+                    } else {
+                        u16::from_be_bytes([pair[0], pair[1]])
+                    };
+                    self.push_utf16(unit);
+                }
+                if !units.remainder().is_empty() {
+                    self.push_char(char::REPLACEMENT_CHARACTER);
+                }
+                if self.eof && self.pending_high_surrogate.take().is_some() {
+                    self.push_char(char::REPLACEMENT_CHARACTER);
+                }
+            }
+            Encoding::Utf32Le | Encoding::Utf32Be => {
+                let mut units = data.chunks_exact(4);
+                for quad in units.by_ref() {
+                    let bytes = [quad[0], quad[1], quad[2], quad[3]];
+                    let value = if encoding == Encoding::Utf32Le {
+                        u32::from_le_bytes(bytes)
+                    } else {
+                        u32::from_be_bytes(bytes)
+                    };
+                    self.push_char(char::from_u32(value).unwrap_or(char::REPLACEMENT_CHARACTER));
+                }
+                if !units.remainder().is_empty() {
+                    self.push_char(char::REPLACEMENT_CHARACTER);
+                }
+            }
+        }
+    }
+
+    fn push_utf16(&mut self, unit: u16) {
+        match (self.pending_high_surrogate.take(), unit) {
+            (Some(high), 0xDC00..=0xDFFF) => {
+                let value = 0x10000 + ((u32::from(high) - 0xD800) << 10) + (u32::from(unit) - 0xDC00);
+                self.push_char(char::from_u32(value).unwrap_or(char::REPLACEMENT_CHARACTER));
+            }
+            (pending, 0xD800..=0xDBFF) => {
+                if pending.is_some() {
+                    self.push_char(char::REPLACEMENT_CHARACTER);
+                }
+                self.pending_high_surrogate = Some(unit);
+            }
+            (pending, _) => {
+                if pending.is_some() {
+                    self.push_char(char::REPLACEMENT_CHARACTER);
+                }
+                let c = char::from_u32(u32::from(unit)).unwrap_or(char::REPLACEMENT_CHARACTER);
+                self.push_char(c);
+            }
+        }
+    }
+
+    fn push_char(&mut self, c: char) {
+        let mut tmp = [0u8; 4];
+        self.out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+    }
+}
+
+impl<R: Read> Read for Utf8Reader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.encoding.is_utf8() && self.bom_left == 0 {
+            // Plain UTF-8 after the BOM: no copy through our buffers.
+            if self.out_pos < self.out.len() {
+                return self.read_out(buf);
+            }
+            return self.inner.read(buf);
+        }
+        if self.out_pos >= self.out.len() {
+            self.refill()?;
+        }
+        self.read_out(buf)
+    }
+}
+
+impl<R> Utf8Reader<R> {
+    fn read_out(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let available = &self.out[self.out_pos..];
+        let n = available.len().min(buf.len());
+        buf[..n].copy_from_slice(&available[..n]);
+        self.out_pos += n;
+        Ok(n)
+    }
+}
+
+/// Decodes a whole byte buffer in `encoding` to a `String` (BOM removed,
+/// invalid sequences as U+FFFD).
+pub fn decode_lossy(bytes: &[u8], encoding: Encoding) -> String {
+    let mut reader = Utf8Reader::new(bytes, encoding);
+    let mut out = Vec::with_capacity(bytes.len());
+    // Reading from a slice cannot fail.
+    let _ = reader.read_to_end(&mut out);
+    match String::from_utf8(out) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(text: &str, start: usize, count: usize) -> Window {
+        read_window(text.as_bytes(), LineRange { start, count }).unwrap()
+    }
+
+    #[test]
+    fn line_counting_follows_the_contract() {
+        assert_eq!(window("", 0, 10).total, 0);
+        assert_eq!(window("a\nb\n", 0, 10).total, 2);
+        assert_eq!(window("a\nb", 0, 10).total, 2);
+        assert_eq!(window("\n", 0, 10).total, 1);
+        assert_eq!(window("\n\n", 0, 10).lines, vec!["", ""]);
+    }
+
+    #[test]
+    fn whole_file_returns_text_unchanged() {
+        for text in ["a\nb\n", "a\nb", "a\r\nb\r\n", "", "x"] {
+            let w = window(text, 0, 100);
+            assert!(w.is_whole_file());
+            assert_eq!(w.text(), text);
+        }
+    }
+
+    #[test]
+    fn partial_window_joins_lines_without_trailing_newline() {
+        let w = window("1\n2\n3\n4\n5\n", 1, 2);
+        assert_eq!(w.lines, vec!["2", "3"]);
+        assert_eq!(w.total, 5);
+        assert_eq!(w.start, 1);
+        assert_eq!(w.end_line(), 3);
+        assert!(!w.is_whole_file());
+        assert_eq!(w.text(), "2\n3");
+    }
+
+    #[test]
+    fn crlf_lines_keep_their_carriage_return() {
+        let w = window("a\r\nb\r\nc\r\n", 0, 2);
+        assert_eq!(w.lines, vec!["a\r", "b\r"]);
+    }
+
+    #[test]
+    fn window_past_the_end_is_empty_but_counts() {
+        let w = window("a\nb\n", 5, 3);
+        assert!(w.lines.is_empty());
+        assert_eq!(w.total, 2);
+    }
+
+    #[test]
+    fn long_lines_are_cut() {
+        let long = "é".repeat(MAX_LINE_CHARS + 10);
+        let w = window(&format!("short\n{long}\n"), 0, 10);
+        assert!(w.any_cut);
+        assert!(!w.is_whole_file());
+        assert_eq!(
+            w.lines[1],
+            format!("{}{}", "é".repeat(MAX_LINE_CHARS), CUT_SUFFIX)
+        );
+        let exact = "x".repeat(MAX_LINE_CHARS);
+        let w = window(&exact, 0, 1);
+        assert!(!w.any_cut);
+        assert_eq!(w.lines[0], exact);
+    }
+
+    #[test]
+    fn huge_single_line_is_held_capped() {
+        let big = vec![b'x'; 3 * CHUNK + 17];
+        let w = read_window(&big[..], LineRange { start: 0, count: 1 }).unwrap();
+        assert_eq!(w.total, 1);
+        assert!(w.any_cut);
+        assert_eq!(w.lines[0].chars().count(), MAX_LINE_CHARS + CUT_SUFFIX.len());
+    }
+
+    #[test]
+    fn windows_across_chunk_boundaries() {
+        let text: String = (0..200_000).map(|i| format!("line {i}\n")).collect();
+        let w = window(&text, 150_000, 3);
+        assert_eq!(w.lines, vec!["line 150000", "line 150001", "line 150002"]);
+        assert_eq!(w.total, 200_000);
+    }
+
+    #[test]
+    fn invalid_utf8_becomes_replacement_characters() {
+        let w = read_window(&b"ok\n\xff\xfe bad\n"[..], LineRange { start: 0, count: 9 }).unwrap();
+        assert_eq!(w.lines[1], "\u{FFFD}\u{FFFD} bad");
+    }
+
+    #[test]
+    fn utf16_and_utf32_are_transcoded() {
+        let text = "héllo\n😀 wörld\n";
+        let mut le = vec![0xFF, 0xFE];
+        let mut be = vec![0xFE, 0xFF];
+        for u in text.encode_utf16() {
+            le.extend_from_slice(&u.to_le_bytes());
+            be.extend_from_slice(&u.to_be_bytes());
+        }
+        assert_eq!(decode_lossy(&le, Encoding::Utf16Le), text);
+        assert_eq!(decode_lossy(&be, Encoding::Utf16Be), text);
+        let mut le32 = vec![0xFF, 0xFE, 0, 0];
+        let mut be32 = vec![0, 0, 0xFE, 0xFF];
+        for c in text.chars() {
+            le32.extend_from_slice(&(c as u32).to_le_bytes());
+            be32.extend_from_slice(&(c as u32).to_be_bytes());
+        }
+        assert_eq!(decode_lossy(&le32, Encoding::Utf32Le), text);
+        assert_eq!(decode_lossy(&be32, Encoding::Utf32Be), text);
+        assert_eq!(decode_lossy(b"\xEF\xBB\xBFbom", Encoding::Utf8Bom), "bom");
+    }
+
+    #[test]
+    fn utf16_streams_through_small_reads_and_bad_surrogates() {
+        // A lone high surrogate, then a valid pair split over a read boundary.
+        let units: Vec<u16> = vec![0xD800, 0x0041, 0xD83D, 0xDE00, 0x000A];
+        let mut bytes = vec![0xFF, 0xFE];
+        for u in units {
+            bytes.extend_from_slice(&u.to_le_bytes());
+        }
+        let reader = Utf8Reader::new(OneByteReader(&bytes), Encoding::Utf16Le);
+        let w = read_window(reader, LineRange { start: 0, count: 5 }).unwrap();
+        assert_eq!(w.lines, vec!["\u{FFFD}A😀"]);
+    }
+
+    /// A reader that hands out one byte per call, to exercise refills.
+    struct OneByteReader<'a>(&'a [u8]);
+
+    impl Read for OneByteReader<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            match (self.0.split_first(), buf.first_mut()) {
+                (Some((b, rest)), Some(slot)) => {
+                    *slot = *b;
+                    self.0 = rest;
+                    Ok(1)
+                }
+                _ => Ok(0),
+            }
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! `file_read` (TOOLS.md 9): reads a file with line numbers, so a model can
+//! cite what it read. Shares reading, limits and messages with read_file.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::read_file::{ReadHint, read_failure_message};
+use super::{CallContext, State, ToolError, ToolResult, ToolSpec, blocking, parse_args};
+use crate::ignore_rules;
+use crate::params::{JsonObject, portable_schema};
+use crate::reading::{self, Body};
+use crate::text::LineRange;
+
+/// Header and numbered lines are capped at this many characters.
+pub const MAX_OUTPUT_CHARS: usize = 15_000;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct FileReadParams {
+    /// The file to read, relative to the primary workspace root (an absolute
+    /// path inside a workspace root also works).
+    pub path: String,
+    /// 1-based number of the first line to show. Default 1.
+    #[schemars(range(min = 1), extend("default" = 1))]
+    pub start_line: Option<i64>,
+    /// 1-based number of the last line to show, inclusive. Default: the end
+    /// of the file.
+    #[schemars(range(min = 1))]
+    pub end_line: Option<i64>,
+}
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "file_read",
+        title: "Read File With Line Numbers",
+        description: "Reads a text file inside the workspace and shows each line with its 1-based \
+            line number, so you can cite exact lines. Give 'start_line' and 'end_line' to read a \
+            part; output is capped at 15,000 characters, and a final line says which start_line \
+            continues. Paths are relative to the primary workspace root.",
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        schema: portable_schema::<FileReadParams>(),
+        hidden_schema: None,
+        aliases: &[],
+        handler: |ctx, args| Box::pin(run(ctx, args)),
+    }
+}
+
+async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
+    let params: FileReadParams = parse_args(&args)?;
+    let state = ctx.state.clone();
+    blocking(move || file_read(&state, &params)).await
+}
+
+fn file_read(state: &Arc<State>, params: &FileReadParams) -> ToolResult {
+    let start = params.start_line.unwrap_or(1);
+    if start < 1 {
+        return Err("start_line must be 1 or greater (lines are numbered from 1)".into());
+    }
+    if let Some(end) = params.end_line {
+        if end < 1 {
+            return Err("end_line must be 1 or greater (lines are numbered from 1)".into());
+        }
+        if end < start {
+            return Err("start_line cannot be greater than end_line".into());
+        }
+    }
+    let start_index = usize::try_from(start - 1).unwrap_or(usize::MAX);
+    // Every shown line costs at least two characters ("1\t"), so no more
+    // than this many can fit in the cap; never collect more.
+    let most_that_fit = MAX_OUTPUT_CHARS / 2 + 1;
+    let wanted = params
+        .end_line
+        .map_or(usize::MAX, |end| usize::try_from(end - start + 1).unwrap_or(usize::MAX));
+    let range = LineRange {
+        start: start_index,
+        count: wanted.min(most_that_fit),
+    };
+    let explicit = params.start_line.is_some() || params.end_line.is_some();
+
+    let guard = &state.guard;
+    let resolved = guard
+        .resolve(&params.path)
+        .map_err(|r| super::refusal_message(guard, r, super::file_outside))?;
+    let abs = resolved.display.display().to_string();
+    if resolved.exists()
+        && !resolved.is_dir()
+        && let Some(root) = guard.roots().nth(resolved.root)
+        && ignore_rules::is_gemini_ignored(root, &resolved.real, false)
+    {
+        return Err(format!("File path '{abs}' is ignored by configured ignore patterns.").into());
+    }
+    let body = reading::read(guard, &resolved, explicit.then_some(range), range)
+        .map_err(|f| read_failure_message(&abs, f, ReadHint::StartEnd))?;
+    let rel = guard.relative_display(&resolved.display);
+    let window = match body {
+        Body::Text { window, .. } => window,
+        Body::Media { .. } | Body::Binary => {
+            return Err(format!("Cannot display content of binary file: {rel}").into());
+        }
+        Body::SvgTooLarge => {
+            return Err(format!("Cannot display content of SVG file larger than 1MB: {rel}").into());
+        }
+    };
+    if window.total == 0 && params.start_line.is_none() {
+        return super::text(format!("{rel} (empty file, 0 lines)"));
+    }
+    if start_index >= window.total {
+        return Err(ToolError(format!(
+            "start_line {start} is beyond the end of {rel}, which has {} line{}.",
+            window.total,
+            if window.total == 1 { "" } else { "s" }
+        )));
+    }
+    super::text(numbered(&rel, start_index + 1, &window.lines, window.total))
+}
+
+/// The header, the numbered lines that fit in [`MAX_OUTPUT_CHARS`], and, if
+/// cut, a last line saying where to continue.
+fn numbered(rel: &str, first: usize, lines: &[String], total: usize) -> String {
+    let lines: Vec<&str> = lines.iter().map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
+    let full_last = first + lines.len() - 1;
+    // Header and number width only shrink when fewer lines are shown, so
+    // measuring with the widest ones keeps the result within the cap.
+    let width = digits(full_last);
+    let mut used = header(rel, first, full_last, total).chars().count();
+    let mut shown = 0;
+    for line in &lines {
+        let cost = 1 + width + 1 + line.chars().count();
+        if used + cost > MAX_OUTPUT_CHARS && shown > 0 {
+            break;
+        }
+        used += cost;
+        shown += 1;
+    }
+    let last = first + shown - 1;
+    let width = digits(last);
+    let mut out = header(rel, first, last, total);
+    for (i, line) in lines.iter().take(shown).enumerate() {
+        out.push('\n');
+        out.push_str(&format!("{:>width$}\t{line}", first + i));
+    }
+    if shown < lines.len() {
+        out.push_str(&format!(
+            "\n[Output capped at {MAX_OUTPUT_CHARS} characters after line {last} of {total}. \
+             To continue, call file_read with start_line: {}.]",
+            last + 1
+        ));
+    }
+    out
+}
+
+fn header(rel: &str, first: usize, last: usize, total: usize) -> String {
+    format!("{rel} (lines {first}-{last} of {total})")
+}
+
+fn digits(n: usize) -> usize {
+    n.to_string().len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_right_aligned_to_the_widest_shown() {
+        let lines: Vec<String> = (8..=11).map(|i| format!("line {i}")).collect();
+        let out = numbered("src/a.rs", 8, &lines, 20);
+        assert_eq!(
+            out,
+            "src/a.rs (lines 8-11 of 20)\n 8\tline 8\n 9\tline 9\n10\tline 10\n11\tline 11"
+        );
+    }
+
+    #[test]
+    fn carriage_returns_are_not_shown() {
+        let out = numbered("a", 1, &["x\r".to_string()], 1);
+        assert_eq!(out, "a (lines 1-1 of 1)\n1\tx");
+    }
+
+    #[test]
+    fn output_is_capped_on_whole_lines() {
+        let lines: Vec<String> = (0..5000).map(|_| "y".repeat(100)).collect();
+        let out = numbered("big.txt", 1, &lines, 5000);
+        let (body, note) = out.rsplit_once('\n').unwrap();
+        assert!(body.chars().count() <= MAX_OUTPUT_CHARS);
+        let shown = body.lines().count() - 1;
+        assert!(body.starts_with(&format!("big.txt (lines 1-{shown} of 5000)")));
+        assert!(note.contains(&format!("start_line: {}", shown + 1)), "{note}");
+        // One more line would not have fitted.
+        assert!(body.chars().count() + 1 + 4 + 1 + 100 > MAX_OUTPUT_CHARS);
+    }
+}

@@ -1,0 +1,303 @@
+//! The tool registry and the one dispatch path every call takes.
+//!
+//! A call goes: find the tool (unknown: JSON-RPC error) → fold aliases into
+//! canonical names → check arguments against the published schema (failure:
+//! an `isError` result in Gemini CLI's words) → run the handler, with panics
+//! caught and cancellation observed → a `CallToolResult`.
+//!
+//! Each tool lives in its own file with its parameter struct (the schema),
+//! its handler and its output format, and describes itself with a
+//! [`ToolSpec`].
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::FutureExt;
+use rmcp::model::{
+    CallToolResult, ContentBlock, ErrorData, ProgressNotificationParam, ProgressToken, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::{Peer, RoleServer};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::guard::{Guard, Refusal};
+use crate::params::{self, Alias, JsonObject};
+
+pub mod file_read;
+pub mod read_file;
+
+/// Every tool the server knows, in the order `tools/list` shows them.
+pub const ALL_TOOL_NAMES: &[&str] = &["read_file", "file_read"];
+
+/// What every handler shares: the guard and the configuration.
+#[derive(Debug)]
+pub struct State {
+    pub guard: Guard,
+    pub config: Config,
+}
+
+/// A failure the model can act on; becomes an `isError` result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError(pub String);
+
+impl<S: Into<String>> From<S> for ToolError {
+    fn from(s: S) -> Self {
+        ToolError(s.into())
+    }
+}
+
+pub type ToolResult = Result<Vec<ContentBlock>, ToolError>;
+pub type ToolFuture = Pin<Box<dyn Future<Output = ToolResult> + Send>>;
+
+/// How a tool announces itself and how it is run.
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    /// The published input schema.
+    pub schema: JsonObject,
+    /// Schema of accepted parameters that are not published (dialect
+    /// spellings with their own meaning, e.g. `start_line`), also checked.
+    pub hidden_schema: Option<JsonObject>,
+    pub aliases: &'static [Alias],
+    pub handler: fn(CallContext, JsonObject) -> ToolFuture,
+}
+
+impl ToolSpec {
+    fn to_tool(&self) -> Tool {
+        let annotations = ToolAnnotations::with_title(self.title)
+            .read_only(self.read_only)
+            .destructive(self.destructive)
+            .idempotent(self.idempotent)
+            .open_world(false);
+        Tool::new(self.name, self.description, self.schema.clone())
+            .with_title(self.title)
+            .with_annotations(annotations)
+    }
+}
+
+/// Per-call context handed to a handler.
+#[derive(Clone)]
+pub struct CallContext {
+    pub state: Arc<State>,
+    pub cancel: CancellationToken,
+    pub progress: Option<Progress>,
+}
+
+/// Reports progress for a request that carried a progress token, at most
+/// once per interval.
+#[derive(Clone)]
+pub struct Progress {
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+    last: Arc<std::sync::Mutex<Option<Instant>>>,
+}
+
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
+
+impl Progress {
+    pub fn new(peer: Peer<RoleServer>, token: ProgressToken) -> Progress {
+        Progress {
+            peer,
+            token,
+            last: Arc::new(std::sync::Mutex::new(None)),
+        }
+    }
+
+    /// Sends a progress notification unless one went out less than 250 ms ago.
+    pub fn report(&self, done: u64, total: Option<u64>, message: String) {
+        {
+            let Ok(mut last) = self.last.lock() else {
+                return;
+            };
+            if last.is_some_and(|t| t.elapsed() < PROGRESS_INTERVAL) {
+                return;
+            }
+            *last = Some(Instant::now());
+        }
+        let mut param = ProgressNotificationParam::new(self.token.clone(), done as f64)
+            .with_message(message);
+        if let Some(total) = total {
+            param = param.with_total(total as f64);
+        }
+        let peer = self.peer.clone();
+        tokio::spawn(async move {
+            let _ = peer.notify_progress(param).await;
+        });
+    }
+}
+
+/// The tools this server offers, given its configuration.
+pub struct Registry {
+    state: Arc<State>,
+    tools: Vec<ToolSpec>,
+}
+
+impl Registry {
+    pub fn new(state: Arc<State>) -> Registry {
+        let tools = [read_file::spec(), file_read::spec()]
+            .into_iter()
+            .filter(|t| state.config.offers(t.name))
+            .collect();
+        Registry { state, tools }
+    }
+
+    pub fn state(&self) -> &Arc<State> {
+        &self.state
+    }
+
+    pub fn list(&self) -> Vec<Tool> {
+        self.tools.iter().map(ToolSpec::to_tool).collect()
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools.iter().map(|t| t.name).collect()
+    }
+
+    /// Runs one call. `Err` only for protocol faults (unknown tool).
+    pub async fn call(
+        &self,
+        name: &str,
+        args: Option<JsonObject>,
+        parts: CallParts,
+    ) -> Result<CallToolResult, ErrorData> {
+        let Some(spec) = self.tools.iter().find(|t| t.name == name) else {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "Unknown tool '{name}'. Available tools: {}",
+                    self.names().join(", ")
+                ),
+                None,
+            ));
+        };
+        let ctx = CallContext {
+            state: self.state.clone(),
+            cancel: parts.cancel,
+            progress: parts.progress,
+        };
+        let mut args = args.unwrap_or_default();
+        params::apply_aliases(&mut args, spec.aliases);
+        let checked = params::validate(&spec.schema, &mut args).and_then(|()| match &spec.hidden_schema {
+            Some(hidden) => params::validate(hidden, &mut args),
+            None => Ok(()),
+        });
+        if let Err(message) = checked {
+            return Ok(error_result(message));
+        }
+        let cancel = ctx.cancel.clone();
+        let run = AssertUnwindSafe((spec.handler)(ctx, args)).catch_unwind();
+        let outcome = tokio::select! {
+            outcome = run => outcome,
+            () = cancel.cancelled() => {
+                return Ok(error_result(format!("The {name} call was cancelled before it finished.")));
+            }
+        };
+        Ok(match outcome {
+            Ok(Ok(content)) => CallToolResult::success(content),
+            Ok(Err(ToolError(message))) => error_result(message),
+            Err(panic) => {
+                let what = panic_message(panic.as_ref());
+                tracing::error!(tool = name, "tool handler panicked: {what}");
+                error_result(format!(
+                    "Internal error in {name}: {what}. This is a bug in rootbound; the server is \
+                     still running, so you can retry or try another approach."
+                ))
+            }
+        })
+    }
+}
+
+/// The parts of a call context that come from the session.
+pub struct CallParts {
+    pub cancel: CancellationToken,
+    pub progress: Option<Progress>,
+}
+
+impl CallParts {
+    /// For a call outside an MCP session (the `call` subcommand): nothing
+    /// cancels it and nobody hears progress.
+    pub fn detached() -> CallParts {
+        CallParts {
+            cancel: CancellationToken::new(),
+            progress: None,
+        }
+    }
+}
+
+pub fn error_result(message: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message.into())])
+}
+
+pub fn text(message: impl Into<String>) -> ToolResult {
+    Ok(vec![ContentBlock::text(message.into())])
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}
+
+/// Runs blocking file-system work off the async threads. A panic inside is
+/// re-raised here so the dispatcher reports it like any other.
+pub async fn blocking<T, F>(work: F) -> T
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    match tokio::task::spawn_blocking(work).await {
+        Ok(value) => value,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => std::panic::resume_unwind(Box::new(format!("blocking task failed: {e}"))),
+    }
+}
+
+/// Parses checked arguments into a tool's parameter struct.
+pub fn parse_args<T: serde::de::DeserializeOwned>(args: &JsonObject) -> Result<T, ToolError> {
+    params::parse(args).map_err(ToolError)
+}
+
+/// The outside-root message of read_file, write_file and replace.
+pub fn file_outside(_path: &std::path::Path, dirs: &str) -> String {
+    format!("File path must be within one of the workspace directories: {dirs}")
+}
+
+/// Turns a guard refusal into the message a tool shows; `outside` phrases
+/// the outside-the-roots case in the tool's own words.
+pub fn refusal_message(
+    guard: &Guard,
+    refusal: Refusal,
+    outside: fn(&std::path::Path, &str) -> String,
+) -> ToolError {
+    ToolError(match refusal {
+        Refusal::Invalid(message) => message,
+        Refusal::Outside { display: shown, why } => {
+            tracing::info!(path = ?shown, ?why, "refused a path outside the roots");
+            outside(&shown, &guard.roots_display())
+        }
+        Refusal::Unresolvable { display, reason } => {
+            format!("Cannot resolve {}: {reason}.", display.display())
+        }
+    })
+}
+
+/// A clear message for an I/O error on `path`.
+pub fn io_message(path: &str, e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::PermissionDenied => format!("Permission denied: {path}"),
+        std::io::ErrorKind::StorageFull => format!("No space left on the device for {path}"),
+        std::io::ErrorKind::NotFound => format!("File not found: {path}"),
+        _ => format!("Cannot access {path}: {e}"),
+    }
+}

@@ -1,0 +1,247 @@
+//! `read_file` (TOOLS.md 1): one file, raw text in a window of lines, media
+//! as MCP blocks. Output and errors follow Gemini CLI's read_file.
+
+use std::sync::Arc;
+
+use rmcp::model::{ContentBlock, ResourceContents};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{CallContext, State, ToolError, ToolResult, ToolSpec, blocking, parse_args};
+use crate::filekind::Media;
+use crate::ignore_rules;
+use crate::params::{Alias, JsonObject, portable_schema};
+use crate::reading::{self, Body, ReadFailure};
+use crate::text::LineRange;
+
+/// Lines returned when no limit is given.
+pub const DEFAULT_LIMIT: usize = 2000;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadFileParams {
+    /// The file to read: an absolute path, or a path relative to the primary
+    /// workspace root.
+    pub path: String,
+    /// 0-based number of the first line to return. Use it with 'limit' to page
+    /// through a large file. Default 0.
+    #[schemars(range(min = 0), extend("default" = 0))]
+    pub offset: Option<i64>,
+    /// How many lines to return at most. Default 2000.
+    #[schemars(range(min = 1), extend("default" = 2000))]
+    pub limit: Option<i64>,
+}
+
+/// Accepted but unpublished: newer Gemini CLI's 1-based inclusive range.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct LineDialect {
+    /// 1-based first line.
+    pub start_line: Option<i64>,
+    /// 1-based last line, inclusive.
+    pub end_line: Option<i64>,
+}
+
+const ALIASES: &[Alias] = &[
+    Alias {
+        from: "file_path",
+        to: "path",
+    },
+    Alias {
+        from: "absolute_path",
+        to: "path",
+    },
+];
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "read_file",
+        title: "Read File",
+        description: "Reads one file inside the workspace and returns its content. Text comes back \
+            as is, without line numbers; files longer than 2000 lines, or with lines over 2000 \
+            characters, come back truncated with a note saying how to read the next part using \
+            'offset' and 'limit'. Images and audio come back as image/audio content, PDF and video \
+            as embedded resources; other binary files are not shown. Paths may be absolute or \
+            relative to the primary workspace root.",
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        schema: portable_schema::<ReadFileParams>(),
+        hidden_schema: Some(portable_schema::<LineDialect>()),
+        aliases: ALIASES,
+        handler: |ctx, args| Box::pin(run(ctx, args)),
+    }
+}
+
+/// Which spelling of the range the caller used; the truncation note answers
+/// in the same one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RangeStyle {
+    OffsetLimit,
+    StartEnd,
+}
+
+async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
+    let params: ReadFileParams = parse_args(&args)?;
+    let dialect: LineDialect = parse_args(&args)?;
+    let state = ctx.state.clone();
+    blocking(move || read_file(&state, &params, &dialect)).await
+}
+
+fn requested_range(
+    params: &ReadFileParams,
+    dialect: &LineDialect,
+) -> Result<(Option<LineRange>, RangeStyle), ToolError> {
+    if params.offset.is_some() || params.limit.is_some() {
+        let offset = params.offset.unwrap_or(0);
+        if offset < 0 {
+            return Err("Offset must be a non-negative number".into());
+        }
+        let limit = params.limit.unwrap_or(DEFAULT_LIMIT as i64);
+        if limit <= 0 {
+            return Err("Limit must be a positive number".into());
+        }
+        let range = LineRange {
+            start: to_usize(offset),
+            count: to_usize(limit),
+        };
+        return Ok((Some(range), RangeStyle::OffsetLimit));
+    }
+    if dialect.start_line.is_none() && dialect.end_line.is_none() {
+        return Ok((None, RangeStyle::OffsetLimit));
+    }
+    let start = dialect.start_line.unwrap_or(1);
+    if start < 1 {
+        return Err("start_line must be 1 or greater (lines are numbered from 1)".into());
+    }
+    let count = match dialect.end_line {
+        Some(end) if end < start => return Err("start_line cannot be greater than end_line".into()),
+        Some(end) => to_usize(end - start + 1),
+        None => DEFAULT_LIMIT,
+    };
+    let range = LineRange {
+        start: to_usize(start - 1),
+        count,
+    };
+    Ok((Some(range), RangeStyle::StartEnd))
+}
+
+fn to_usize(n: i64) -> usize {
+    usize::try_from(n).unwrap_or(if n < 0 { 0 } else { usize::MAX })
+}
+
+fn read_file(state: &Arc<State>, params: &ReadFileParams, dialect: &LineDialect) -> ToolResult {
+    let (range, style) = requested_range(params, dialect)?;
+    let guard = &state.guard;
+    let resolved = guard
+        .resolve(&params.path)
+        .map_err(|r| super::refusal_message(guard, r, super::file_outside))?;
+    let abs = resolved.display.display().to_string();
+    if resolved.exists()
+        && !resolved.is_dir()
+        && let Some(root) = guard.roots().nth(resolved.root)
+        && ignore_rules::is_gemini_ignored(root, &resolved.real, false)
+    {
+        return Err(format!("File path '{abs}' is ignored by configured ignore patterns.").into());
+    }
+    let default_range = LineRange {
+        start: 0,
+        count: DEFAULT_LIMIT,
+    };
+    let body = reading::read(guard, &resolved, range, default_range)
+        .map_err(|f| read_failure_message(&abs, f, ReadHint::OffsetLimit))?;
+    let rel = guard.relative_display(&resolved.display);
+    match body {
+        Body::Text { window, .. } => {
+            if window.start > 0 && window.start >= window.total {
+                return Err(beyond_end_message(&abs, window.start, window.total, style).into());
+            }
+            if window.is_whole_file() {
+                return super::text(window.text());
+            }
+            super::text(truncated_text(&window, style))
+        }
+        Body::Media { kind, mime, base64 } => Ok(vec![media_block(kind, mime, base64, &resolved.display)]),
+        Body::Binary => super::text(format!("Cannot display content of binary file: {rel}")),
+        Body::SvgTooLarge => super::text(format!(
+            "Cannot display content of SVG file larger than 1MB: {rel}"
+        )),
+    }
+}
+
+/// The exact truncation block of Gemini CLI, in the caller's range style.
+fn truncated_text(window: &crate::text::Window, style: RangeStyle) -> String {
+    let first = window.start + 1;
+    let last = window.end_line();
+    let (params, next) = match style {
+        RangeStyle::OffsetLimit => ("'offset' and 'limit'", format!("offset: {last}")),
+        RangeStyle::StartEnd => ("'start_line' and 'end_line'", format!("start_line: {}", last + 1)),
+    };
+    format!(
+        "\nIMPORTANT: The file content has been truncated.\nStatus: Showing lines {first}-{last} of \
+         {total} total lines.\nAction: To read more of the file, you can use the {params} \
+         parameters in a subsequent 'read_file' call. For example, to read the next section of \
+         the file, use {next}.\n\n--- FILE CONTENT (truncated) ---\n{content}",
+        total = window.total,
+        content = window.text(),
+    )
+}
+
+fn beyond_end_message(abs: &str, start: usize, total: usize, style: RangeStyle) -> String {
+    let asked = match style {
+        RangeStyle::OffsetLimit => format!("Offset {start}"),
+        RangeStyle::StartEnd => format!("start_line {}", start + 1),
+    };
+    format!(
+        "{asked} is beyond the end of the file: {abs} has {total} line{}. Read from an earlier line.",
+        if total == 1 { "" } else { "s" }
+    )
+}
+
+/// How a too-large text file can still be read, per tool.
+#[derive(Debug, Clone, Copy)]
+pub enum ReadHint {
+    OffsetLimit,
+    StartEnd,
+}
+
+/// The messages shared by the read tools for each [`ReadFailure`].
+pub fn read_failure_message(abs: &str, failure: ReadFailure, hint: ReadHint) -> ToolError {
+    let message = match failure {
+        ReadFailure::NotFound => format!("File not found: {abs}"),
+        ReadFailure::IsDirectory => format!("Path is a directory, not a file: {abs}"),
+        ReadFailure::TooLarge { size, text } => {
+            let mut m = format!(
+                "File size exceeds the 20MB limit: {abs} ({}MB)",
+                reading::megabytes(size)
+            );
+            if text {
+                m.push_str(match hint {
+                    ReadHint::OffsetLimit => {
+                        ". Read it in parts instead: pass 'offset' and 'limit' (for example \
+                         offset: 0, limit: 2000) and page on from there."
+                    }
+                    ReadHint::StartEnd => {
+                        ". Read it in parts instead: pass 'start_line' and 'end_line' (for \
+                         example start_line: 1, end_line: 500) and page on from there."
+                    }
+                });
+            }
+            m
+        }
+        ReadFailure::NotRegular(why) => format!("Cannot read {abs}: {why}. Only regular files can be read."),
+        ReadFailure::Io(e) => super::io_message(abs, &e),
+    };
+    ToolError(message)
+}
+
+/// The MCP block for a media file: image and audio blocks, or an embedded
+/// resource for PDF and video.
+pub fn media_block(kind: Media, mime: &str, base64: String, path: &std::path::Path) -> ContentBlock {
+    match kind {
+        Media::Image => ContentBlock::image(base64, mime),
+        Media::Audio => ContentBlock::audio(base64, mime),
+        Media::Video | Media::Pdf => {
+            let uri = format!("file://{}", path.display());
+            ContentBlock::resource(ResourceContents::blob(base64, uri).with_mime_type(mime))
+        }
+    }
+}

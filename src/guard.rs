@@ -260,6 +260,9 @@ impl Guard {
         while let Some(step) = queue.pop_front() {
             let name = match step {
                 Step::Up => {
+                    if meta.as_ref().is_some_and(|m| !m.is_dir()) {
+                        return Err(Fault::Io(io::Error::from_raw_os_error(libc_enotdir())));
+                    }
                     cur.pop();
                     meta = None;
                     continue;
@@ -314,6 +317,14 @@ impl Guard {
         if meta.is_none() {
             // The path ended at "/" or after "..": look at what we reached.
             meta = Some(std::fs::symlink_metadata(&cur).map_err(Fault::Io)?);
+        }
+        // `file/` and `file/.` name a directory; the kernel refuses them.
+        let spelled_as_dir = {
+            let bytes = absolute.as_os_str().as_encoded_bytes();
+            bytes.ends_with(b"/") || bytes.ends_with(b"/.")
+        };
+        if spelled_as_dir && meta.as_ref().is_some_and(|m| !m.is_dir()) {
+            return Err(Fault::Io(io::Error::from_raw_os_error(libc_enotdir())));
         }
         Ok((cur, meta))
     }

@@ -121,19 +121,21 @@ fn file_read(state: &Arc<State>, params: &FileReadParams) -> ToolResult {
 /// cut, a last line saying where to continue.
 fn numbered(rel: &str, first: usize, lines: &[String], total: usize) -> String {
     let lines: Vec<&str> = lines.iter().map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
-    let full_last = first + lines.len() - 1;
-    // Header and number width only shrink when fewer lines are shown, so
-    // measuring with the widest ones keeps the result within the cap.
-    let width = digits(full_last);
-    let mut used = header(rel, first, full_last, total).chars().count();
-    let mut shown = 0;
-    for line in &lines {
-        let cost = 1 + width + 1 + line.chars().count();
-        if used + cost > MAX_OUTPUT_CHARS && shown > 0 {
+    // Exact size of the output showing the first k lines: header, and per
+    // line a newline, the padded number, a tab and the text.
+    let size = |k: usize, text_chars: usize| {
+        let last = first + k - 1;
+        header(rel, first, last, total).chars().count() + k * (2 + digits(last)) + text_chars
+    };
+    let mut shown = lines.len().min(1);
+    let mut text_chars = lines.first().map_or(0, |l| l.chars().count());
+    for line in lines.iter().skip(1) {
+        let more = text_chars + line.chars().count();
+        if size(shown + 1, more) > MAX_OUTPUT_CHARS {
             break;
         }
-        used += cost;
         shown += 1;
+        text_chars = more;
     }
     let last = first + shown - 1;
     let width = digits(last);
@@ -190,6 +192,6 @@ mod tests {
         assert!(body.starts_with(&format!("big.txt (lines 1-{shown} of 5000)")));
         assert!(note.contains(&format!("start_line: {}", shown + 1)), "{note}");
         // One more line would not have fitted.
-        assert!(body.chars().count() + 1 + 4 + 1 + 100 > MAX_OUTPUT_CHARS);
+        assert!(body.chars().count() + 1 + 3 + 1 + 100 > MAX_OUTPUT_CHARS);
     }
 }

@@ -50,7 +50,13 @@ pub struct Cli {
     pub disabled_tools: Vec<String>,
 
     /// Log level (logs go to stderr; RUST_LOG overrides).
-    #[arg(long, value_enum, value_name = "LEVEL", default_value = "warn", global = true)]
+    #[arg(
+        long,
+        value_enum,
+        value_name = "LEVEL",
+        default_value = "warn",
+        global = true
+    )]
     pub log_level: LogLevel,
 
     #[command(subcommand)]
@@ -97,9 +103,11 @@ impl Cli {
         let explicit_mode = self.bash_mode;
         if self.read_only {
             if !self.bash_allow.is_empty() {
-                return Err("--read-only conflicts with --bash-allow: a read-only server runs \
+                return Err(
+                    "--read-only conflicts with --bash-allow: a read-only server runs \
                             only read-only commands"
-                    .into());
+                        .into(),
+                );
             }
             if let Some(mode @ (BashMode::Allowlist | BashMode::Unrestricted)) = explicit_mode {
                 return Err(format!(
@@ -126,7 +134,10 @@ impl Cli {
             mode = BashMode::Allowlist;
         }
         let roots = if self.roots.is_empty() {
-            vec![std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?]
+            vec![
+                std::env::current_dir()
+                    .map_err(|e| format!("cannot read the current directory: {e}"))?,
+            ]
         } else {
             self.roots.clone()
         };
@@ -175,7 +186,9 @@ pub async fn run_call(registry: &Registry, tool: &str, json: Option<&str>) -> i3
     let args = match serde_json::from_str::<serde_json::Value>(&raw) {
         Ok(serde_json::Value::Object(map)) => map,
         Ok(_) => {
-            eprintln!("rootbound: the arguments must be a JSON object, e.g. '{{\"path\":\"README.md\"}}'");
+            eprintln!(
+                "rootbound: the arguments must be a JSON object, e.g. '{{\"path\":\"README.md\"}}'"
+            );
             return 2;
         }
         Err(e) => {
@@ -183,7 +196,10 @@ pub async fn run_call(registry: &Registry, tool: &str, json: Option<&str>) -> i3
             return 2;
         }
     };
-    match registry.call(tool, Some(args), tools::CallParts::detached()).await {
+    match registry
+        .call(tool, Some(args), tools::CallParts::detached())
+        .await
+    {
         Ok(result) => print_result(&result),
         Err(e) => {
             eprintln!("rootbound: {}", e.message);
@@ -210,9 +226,13 @@ fn print_result(result: &CallToolResult) -> i32 {
             _ => "[unsupported content block]".to_string(),
         };
         let ends_with_newline = line.ends_with('\n');
-        let written = out
-            .write_all(line.as_bytes())
-            .and_then(|()| if ends_with_newline { Ok(()) } else { out.write_all(b"\n") });
+        let written = out.write_all(line.as_bytes()).and_then(|()| {
+            if ends_with_newline {
+                Ok(())
+            } else {
+                out.write_all(b"\n")
+            }
+        });
         if written.is_err() {
             return 1;
         }

@@ -210,7 +210,10 @@ mod tests {
 
     #[test]
     fn typescript_is_text_even_if_it_looks_like_video() {
-        assert_eq!(kind("a.ts", b"G\x40\x00\x10"), FileKind::Text(Encoding::Utf8));
+        assert_eq!(
+            kind("a.ts", b"G\x40\x00\x10"),
+            FileKind::Text(Encoding::Utf8)
+        );
         assert_eq!(kind("a.mts", b"export {}"), FileKind::Text(Encoding::Utf8));
     }
 

@@ -161,7 +161,9 @@ impl Guard {
     pub fn primary(&self) -> &Path {
         // `Guard::new` is only ever called with at least one root by the CLI;
         // fall back to "/" rather than panic if a library user passes none.
-        self.roots.first().map_or(Path::new("/"), |r| r.path.as_path())
+        self.roots
+            .first()
+            .map_or(Path::new("/"), |r| r.path.as_path())
     }
 
     /// The roots joined with ", ", as error messages show them.
@@ -536,16 +538,22 @@ pub fn decode_request_path(raw: &str) -> Result<String, Refusal> {
         }
         let bytes: Vec<u8> = percent_decode_str(rest).collect();
         String::from_utf8(bytes).map_err(|_| {
-            Refusal::Invalid(format!("The file URI '{raw}' does not decode to UTF-8 text."))
+            Refusal::Invalid(format!(
+                "The file URI '{raw}' does not decode to UTF-8 text."
+            ))
         })?
     } else {
         raw.to_string()
     };
     if decoded.trim().is_empty() {
-        return Err(Refusal::Invalid("The path must be a non-empty string.".into()));
+        return Err(Refusal::Invalid(
+            "The path must be a non-empty string.".into(),
+        ));
     }
     if decoded.contains('\0') {
-        return Err(Refusal::Invalid("The path must not contain NUL bytes.".into()));
+        return Err(Refusal::Invalid(
+            "The path must not contain NUL bytes.".into(),
+        ));
     }
     if decoded.len() > MAX_PATH_BYTES {
         return Err(Refusal::Invalid(format!(

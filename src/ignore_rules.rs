@@ -53,7 +53,11 @@ mod tests {
     fn gemini_ignore_hides_files_and_directories() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        std::fs::write(root.join(GEMINI_IGNORE), "secret.txt\nprivate/\n*.key\n!keep.key\n").unwrap();
+        std::fs::write(
+            root.join(GEMINI_IGNORE),
+            "secret.txt\nprivate/\n*.key\n!keep.key\n",
+        )
+        .unwrap();
         assert!(is_gemini_ignored(root, &root.join("secret.txt"), false));
         assert!(is_gemini_ignored(root, &root.join("a/secret.txt"), false));
         assert!(is_gemini_ignored(root, &root.join("private/x.rs"), false));

@@ -33,7 +33,10 @@ fn main() -> ExitCode {
     }
     let registry = Arc::new(Registry::new(Arc::new(State { guard, config })));
 
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => return usage_error(&format!("cannot start the async runtime: {e}")),
     };
@@ -52,7 +55,10 @@ fn main() -> ExitCode {
 async fn serve(registry: Arc<Registry>) -> i32 {
     let roots = registry.state().guard.roots_display();
     tracing::info!(roots = %roots, tools = ?registry.names(), "serving MCP on stdio");
-    let service = match RootboundServer::new(registry).serve(StdioTransport::open()).await {
+    let service = match RootboundServer::new(registry)
+        .serve(StdioTransport::open())
+        .await
+    {
         Ok(service) => service,
         Err(e) => {
             tracing::error!("the MCP session did not start: {e}");

@@ -73,7 +73,10 @@ fn make_portable(node: &mut Value) {
         let Some(Value::Array(branches)) = obj.remove(key) else {
             continue;
         };
-        let branches: Vec<Value> = branches.into_iter().filter(|b| !is_null_schema(b)).collect();
+        let branches: Vec<Value> = branches
+            .into_iter()
+            .filter(|b| !is_null_schema(b))
+            .collect();
         let constants: Option<Vec<Value>> = branches
             .iter()
             .map(|b| b.get("const").or_else(|| single_enum(b)).cloned())
@@ -126,7 +129,12 @@ fn make_portable(node: &mut Value) {
 /// (a blank line still separates paragraphs).
 fn unwrap_doc_lines(text: &str) -> String {
     text.split("\n\n")
-        .map(|para| para.split('\n').map(str::trim).collect::<Vec<_>>().join(" "))
+        .map(|para| {
+            para.split('\n')
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
         .collect::<Vec<_>>()
         .join("\n\n")
 }
@@ -337,7 +345,10 @@ mod tests {
         let mut keys = Vec::new();
         walk(&schema, &mut keys);
         for k in &keys {
-            assert!(ALLOWED_KEYWORDS.contains(&k.as_str()), "keyword {k} in {schema}");
+            assert!(
+                ALLOWED_KEYWORDS.contains(&k.as_str()),
+                "keyword {k} in {schema}"
+            );
         }
         assert_eq!(schema["properties"]["count"]["type"], "integer");
         assert_eq!(schema["properties"]["count"]["minimum"], 1);

@@ -315,7 +315,8 @@ impl<R: Read> Utf8Reader<R> {
     fn push_utf16(&mut self, unit: u16) {
         match (self.pending_high_surrogate.take(), unit) {
             (Some(high), 0xDC00..=0xDFFF) => {
-                let value = 0x10000 + ((u32::from(high) - 0xD800) << 10) + (u32::from(unit) - 0xDC00);
+                let value =
+                    0x10000 + ((u32::from(high) - 0xD800) << 10) + (u32::from(unit) - 0xDC00);
                 self.push_char(char::from_u32(value).unwrap_or(char::REPLACEMENT_CHARACTER));
             }
             (pending, 0xD800..=0xDBFF) => {
@@ -336,7 +337,8 @@ impl<R: Read> Utf8Reader<R> {
 
     fn push_char(&mut self, c: char) {
         let mut tmp = [0u8; 4];
-        self.out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+        self.out
+            .extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
     }
 }
 
@@ -451,7 +453,10 @@ mod tests {
         let w = read_window(&big[..], LineRange { start: 0, count: 1 }).unwrap();
         assert_eq!(w.total, 1);
         assert!(w.any_cut);
-        assert_eq!(w.lines[0].chars().count(), MAX_LINE_CHARS + CUT_SUFFIX.len());
+        assert_eq!(
+            w.lines[0].chars().count(),
+            MAX_LINE_CHARS + CUT_SUFFIX.len()
+        );
     }
 
     #[test]

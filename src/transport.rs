@@ -45,7 +45,8 @@ impl StdioTransport {
     }
 
     async fn send_error(&self, id: Value, code: i64, message: String) {
-        let reply = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+        let reply =
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
         let bytes = serde_json::to_vec(&reply).unwrap_or_default();
         if let Err(e) = Self::write_line(&self.writer, bytes).await {
             tracing::warn!("could not write an error reply: {e}");
@@ -82,7 +83,9 @@ impl StdioTransport {
             self.send_error(
                 Value::Null,
                 -32600,
-                format!("Invalid Request: message longer than {MAX_LINE_BYTES} bytes was discarded"),
+                format!(
+                    "Invalid Request: message longer than {MAX_LINE_BYTES} bytes was discarded"
+                ),
             )
             .await;
         }
@@ -125,7 +128,8 @@ impl Transport<RoleServer> for StdioTransport {
             };
             match serde_json::from_slice::<Value>(line) {
                 Err(e) => {
-                    self.send_error(Value::Null, -32700, format!("Parse error: {e}")).await;
+                    self.send_error(Value::Null, -32700, format!("Parse error: {e}"))
+                        .await;
                 }
                 Ok(value) => {
                     let id = value.get("id").cloned();
@@ -136,7 +140,8 @@ impl Transport<RoleServer> for StdioTransport {
                         }
                         id => {
                             let id = id.unwrap_or(Value::Null);
-                            self.send_error(id, -32600, format!("Invalid Request: {error}")).await;
+                            self.send_error(id, -32600, format!("Invalid Request: {error}"))
+                                .await;
                         }
                     }
                 }

@@ -53,7 +53,10 @@ fn rule1_rejects_empty_blank_nul_and_long_paths() {
     let t = Tree::new();
     let g = t.guard();
     for bad in ["", "   ", "\t\n", "a\0b"] {
-        assert!(matches!(g.resolve(bad), Err(Refusal::Invalid(_))), "{bad:?}");
+        assert!(
+            matches!(g.resolve(bad), Err(Refusal::Invalid(_))),
+            "{bad:?}"
+        );
     }
     let long = "a/".repeat(MAX_PATH_BYTES / 2 + 1);
     assert!(matches!(g.resolve(&long), Err(Refusal::Invalid(_))));
@@ -96,15 +99,20 @@ fn rule2_relative_paths_resolve_against_the_primary_root_not_the_cwd() {
 fn rule3_dotdot_escapes_are_refused() {
     let t = Tree::new();
     let g = t.guard();
-    assert_eq!(outside_why(g.resolve("../outside/secret")), OutsideWhy::Resolved);
-    assert_eq!(outside_why(g.resolve("sub/../../outside/secret")), OutsideWhy::Resolved);
+    assert_eq!(
+        outside_why(g.resolve("../outside/secret")),
+        OutsideWhy::Resolved
+    );
+    assert_eq!(
+        outside_why(g.resolve("sub/../../outside/secret")),
+        OutsideWhy::Resolved
+    );
     let abs = format!("{}/../outside/secret", t.root.display());
     assert_eq!(outside_why(g.resolve(&abs)), OutsideWhy::Resolved);
     assert_eq!(outside_why(g.resolve("/etc/passwd")), OutsideWhy::Resolved);
     assert_eq!(outside_why(g.resolve("..")), OutsideWhy::Resolved);
     // Going up and back in is fine: the resolved path is what counts.
-    let back = format!("../root/file.txt");
-    assert!(g.resolve(&back).unwrap().exists());
+    assert!(g.resolve("../root/file.txt").unwrap().exists());
 }
 
 #[test]
@@ -113,7 +121,10 @@ fn rule4_sibling_with_the_same_prefix_is_outside() {
     let g = t.guard();
     let evil = format!("{}_evil/secret", t.root.display());
     assert_eq!(outside_why(g.resolve(&evil)), OutsideWhy::Resolved);
-    assert_eq!(outside_why(g.resolve("../root_evil/secret")), OutsideWhy::Resolved);
+    assert_eq!(
+        outside_why(g.resolve("../root_evil/secret")),
+        OutsideWhy::Resolved
+    );
 }
 
 #[test]
@@ -128,10 +139,19 @@ fn symlinks_inside_the_roots_work() {
     let r = g.resolve("link.rs").unwrap();
     assert_eq!(r.real, t.root.join("sub/deep/x.rs"));
     assert_eq!(r.display, t.root.join("link.rs"));
-    assert_eq!(g.resolve("sublink/deep/x.rs").unwrap().real, t.root.join("sub/deep/x.rs"));
-    assert_eq!(g.resolve("a/x.rs").unwrap().real, t.root.join("sub/deep/x.rs"));
+    assert_eq!(
+        g.resolve("sublink/deep/x.rs").unwrap().real,
+        t.root.join("sub/deep/x.rs")
+    );
+    assert_eq!(
+        g.resolve("a/x.rs").unwrap().real,
+        t.root.join("sub/deep/x.rs")
+    );
     // `..` applies to where the link led, as in the kernel.
-    assert_eq!(g.resolve("a/../deep/x.rs").unwrap().real, t.root.join("sub/deep/x.rs"));
+    assert_eq!(
+        g.resolve("a/../deep/x.rs").unwrap().real,
+        t.root.join("sub/deep/x.rs")
+    );
     // A new file below an in-root directory link.
     let r = g.resolve("sublink/new.txt").unwrap();
     assert!(!r.exists());
@@ -148,14 +168,29 @@ fn symlinks_leaving_the_roots_are_refused() {
     symlink("hop2", t.root.join("hop1")).unwrap();
     symlink("../outside/secret", t.root.join("hop2")).unwrap();
     let g = t.guard();
-    assert_eq!(outside_why(g.resolve("out_file")), OutsideWhy::SymlinkLeaves);
-    assert_eq!(outside_why(g.resolve("out_dir/secret")), OutsideWhy::SymlinkLeaves);
-    assert_eq!(outside_why(g.resolve("out_rel/secret")), OutsideWhy::SymlinkLeaves);
+    assert_eq!(
+        outside_why(g.resolve("out_file")),
+        OutsideWhy::SymlinkLeaves
+    );
+    assert_eq!(
+        outside_why(g.resolve("out_dir/secret")),
+        OutsideWhy::SymlinkLeaves
+    );
+    assert_eq!(
+        outside_why(g.resolve("out_rel/secret")),
+        OutsideWhy::SymlinkLeaves
+    );
     assert_eq!(outside_why(g.resolve("hop1")), OutsideWhy::SymlinkLeaves);
     // Not even to come back in again.
-    assert_eq!(outside_why(g.resolve("out_dir/../root/file.txt")), OutsideWhy::SymlinkLeaves);
+    assert_eq!(
+        outside_why(g.resolve("out_dir/../root/file.txt")),
+        OutsideWhy::SymlinkLeaves
+    );
     // Missing directories below an outward link are never "inside".
-    assert_eq!(outside_why(g.resolve("out_dir/new/deeper/f.txt")), OutsideWhy::SymlinkLeaves);
+    assert_eq!(
+        outside_why(g.resolve("out_dir/new/deeper/f.txt")),
+        OutsideWhy::SymlinkLeaves
+    );
 }
 
 #[test]
@@ -168,9 +203,18 @@ fn dangling_and_looping_symlinks_are_refused() {
     symlink("self", t.root.join("self")).unwrap();
     symlink("missing/../x", t.root.join("dangling_dotdot")).unwrap();
     let g = t.guard();
-    assert_eq!(outside_why(g.resolve("dangling_in")), OutsideWhy::SymlinkDangles);
-    assert_eq!(outside_why(g.resolve("dangling_out")), OutsideWhy::SymlinkDangles);
-    assert_eq!(outside_why(g.resolve("dangling_dotdot")), OutsideWhy::SymlinkDangles);
+    assert_eq!(
+        outside_why(g.resolve("dangling_in")),
+        OutsideWhy::SymlinkDangles
+    );
+    assert_eq!(
+        outside_why(g.resolve("dangling_out")),
+        OutsideWhy::SymlinkDangles
+    );
+    assert_eq!(
+        outside_why(g.resolve("dangling_dotdot")),
+        OutsideWhy::SymlinkDangles
+    );
     assert_eq!(outside_why(g.resolve("loop_a")), OutsideWhy::SymlinkLoops);
     assert_eq!(outside_why(g.resolve("self/x")), OutsideWhy::SymlinkLoops);
 }
@@ -209,11 +253,17 @@ fn several_roots() {
     let second = format!("{}/outside/secret", t.base.display());
     let r = g.resolve(&second).unwrap();
     assert_eq!(r.root, 1);
-    assert_eq!(g.roots_display(), format!("{}, {}/outside", t.root.display(), t.base.display()));
+    assert_eq!(
+        g.roots_display(),
+        format!("{}, {}/outside", t.root.display(), t.base.display())
+    );
     // A link from the first root into the second is inside the roots.
     symlink(t.base.join("outside"), t.root.join("to_second")).unwrap();
     assert_eq!(g.resolve("to_second/secret").unwrap().root, 1);
-    assert_eq!(outside_why(g.resolve("../root_evil/secret")), OutsideWhy::Resolved);
+    assert_eq!(
+        outside_why(g.resolve("../root_evil/secret")),
+        OutsideWhy::Resolved
+    );
 }
 
 #[test]
@@ -280,7 +330,10 @@ fn open_read_does_not_follow_a_symlink_swapped_in_after_the_check() {
 
 #[test]
 fn lexical_normalisation_for_display() {
-    assert_eq!(normalize_lexically(Path::new("/a/b/../c/./d")), PathBuf::from("/a/c/d"));
+    assert_eq!(
+        normalize_lexically(Path::new("/a/b/../c/./d")),
+        PathBuf::from("/a/c/d")
+    );
     assert_eq!(normalize_lexically(Path::new("/../..")), PathBuf::from("/"));
     assert_eq!(normalize_lexically(Path::new("/a/..")), PathBuf::from("/"));
 }
@@ -290,7 +343,15 @@ fn lexical_normalisation_for_display() {
 
 /// Names the generator builds trees and requests from; a few are unusual on
 /// purpose (unicode, spaces, a dot-name, a long name).
-const NAMES: &[&str] = &["a", "b", "c", "é", "sp ace", ".hidden", "long_name_long_name_long_name"];
+const NAMES: &[&str] = &[
+    "a",
+    "b",
+    "c",
+    "é",
+    "sp ace",
+    ".hidden",
+    "long_name_long_name_long_name",
+];
 
 #[derive(Debug, Clone)]
 enum Node {
@@ -337,7 +398,10 @@ fn link_target() -> impl Strategy<Value = LinkTarget> {
 /// A request: components drawn from the names, `..`, `.`, and names of the
 /// outside directory; absolute or relative.
 fn request() -> impl Strategy<Value = (bool, Vec<usize>)> {
-    (any::<bool>(), prop::collection::vec(0usize..NAMES.len() + 3, 0..7))
+    (
+        any::<bool>(),
+        prop::collection::vec(0usize..NAMES.len() + 3, 0..7),
+    )
 }
 
 fn component(i: usize) -> &'static str {

@@ -71,9 +71,9 @@ fn file_read(state: &Arc<State>, params: &FileReadParams) -> ToolResult {
     // Every shown line costs at least two characters ("1\t"), so no more
     // than this many can fit in the cap; never collect more.
     let most_that_fit = MAX_OUTPUT_CHARS / 2 + 1;
-    let wanted = params
-        .end_line
-        .map_or(usize::MAX, |end| usize::try_from(end - start + 1).unwrap_or(usize::MAX));
+    let wanted = params.end_line.map_or(usize::MAX, |end| {
+        usize::try_from(end - start + 1).unwrap_or(usize::MAX)
+    });
     let range = LineRange {
         start: start_index,
         count: wanted.min(most_that_fit),
@@ -101,7 +101,9 @@ fn file_read(state: &Arc<State>, params: &FileReadParams) -> ToolResult {
             return Err(format!("Cannot display content of binary file: {rel}").into());
         }
         Body::SvgTooLarge => {
-            return Err(format!("Cannot display content of SVG file larger than 1MB: {rel}").into());
+            return Err(
+                format!("Cannot display content of SVG file larger than 1MB: {rel}").into(),
+            );
         }
     };
     if window.total == 0 && params.start_line.is_none() {
@@ -120,7 +122,10 @@ fn file_read(state: &Arc<State>, params: &FileReadParams) -> ToolResult {
 /// The header, the numbered lines that fit in [`MAX_OUTPUT_CHARS`], and, if
 /// cut, a last line saying where to continue.
 fn numbered(rel: &str, first: usize, lines: &[String], total: usize) -> String {
-    let lines: Vec<&str> = lines.iter().map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
+    let lines: Vec<&str> = lines
+        .iter()
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect();
     // Exact size of the output showing the first k lines: header, and per
     // line a newline, the padded number, a tab and the text.
     let size = |k: usize, text_chars: usize| {
@@ -190,7 +195,10 @@ mod tests {
         assert!(body.chars().count() <= MAX_OUTPUT_CHARS);
         let shown = body.lines().count() - 1;
         assert!(body.starts_with(&format!("big.txt (lines 1-{shown} of 5000)")));
-        assert!(note.contains(&format!("start_line: {}", shown + 1)), "{note}");
+        assert!(
+            note.contains(&format!("start_line: {}", shown + 1)),
+            "{note}"
+        );
         // One more line would not have fitted.
         assert!(body.chars().count() + 1 + 3 + 1 + 100 > MAX_OUTPUT_CHARS);
     }

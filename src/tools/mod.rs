@@ -122,8 +122,8 @@ impl Progress {
             }
             *last = Some(Instant::now());
         }
-        let mut param = ProgressNotificationParam::new(self.token.clone(), done as f64)
-            .with_message(message);
+        let mut param =
+            ProgressNotificationParam::new(self.token.clone(), done as f64).with_message(message);
         if let Some(total) = total {
             param = param.with_total(total as f64);
         }
@@ -184,10 +184,11 @@ impl Registry {
         };
         let mut args = args.unwrap_or_default();
         params::apply_aliases(&mut args, spec.aliases);
-        let checked = params::validate(&spec.schema, &mut args).and_then(|()| match &spec.hidden_schema {
-            Some(hidden) => params::validate(hidden, &mut args),
-            None => Ok(()),
-        });
+        let checked =
+            params::validate(&spec.schema, &mut args).and_then(|()| match &spec.hidden_schema {
+                Some(hidden) => params::validate(hidden, &mut args),
+                None => Ok(()),
+            });
         if let Err(message) = checked {
             return Ok(error_result(message));
         }
@@ -282,7 +283,10 @@ pub fn refusal_message(
 ) -> ToolError {
     ToolError(match refusal {
         Refusal::Invalid(message) => message,
-        Refusal::Outside { display: shown, why } => {
+        Refusal::Outside {
+            display: shown,
+            why,
+        } => {
             tracing::info!(path = ?shown, ?why, "refused a path outside the roots");
             outside(&shown, &guard.roots_display())
         }
@@ -299,5 +303,114 @@ pub fn io_message(path: &str, e: &std::io::Error) -> String {
         std::io::ErrorKind::StorageFull => format!("No space left on the device for {path}"),
         std::io::ErrorKind::NotFound => format!("File not found: {path}"),
         _ => format!("Cannot access {path}: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::portable_schema;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct NoParams {
+        /// Unused.
+        x: Option<String>,
+    }
+
+    fn registry_with(handler: fn(CallContext, JsonObject) -> ToolFuture) -> Registry {
+        let dir = std::env::temp_dir();
+        let guard = Guard::new(&[&dir]).unwrap();
+        let state = Arc::new(State {
+            guard,
+            config: Config::with_roots(vec![dir]),
+        });
+        let spec = ToolSpec {
+            name: "probe",
+            title: "Probe",
+            description: "test tool",
+            read_only: true,
+            destructive: false,
+            idempotent: true,
+            schema: portable_schema::<NoParams>(),
+            hidden_schema: None,
+            aliases: &[],
+            handler,
+        };
+        Registry {
+            state,
+            tools: vec![spec],
+        }
+    }
+
+    fn text_of(result: &CallToolResult) -> String {
+        match result.content.first() {
+            Some(ContentBlock::Text(t)) => t.text.clone(),
+            other => panic!("expected text, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_panicking_handler_becomes_an_error_result() {
+        let registry = registry_with(|_, _| Box::pin(async { panic!("boom in handler") }));
+        let result = registry
+            .call("probe", None, CallParts::detached())
+            .await
+            .unwrap();
+        assert_eq!(result.is_error, Some(true));
+        let text = text_of(&result);
+        assert!(
+            text.starts_with("Internal error in probe: boom in handler."),
+            "{text}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_panic_in_blocking_work_becomes_an_error_result() {
+        let registry = registry_with(|_, _| {
+            Box::pin(async { blocking(|| -> ToolResult { panic!("boom in blocking work") }).await })
+        });
+        let result = registry
+            .call("probe", None, CallParts::detached())
+            .await
+            .unwrap();
+        assert_eq!(result.is_error, Some(true));
+        assert!(text_of(&result).contains("boom in blocking work"));
+    }
+
+    #[tokio::test]
+    async fn cancellation_stops_a_running_handler() {
+        let registry = registry_with(|_, _| {
+            Box::pin(async {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                text("never")
+            })
+        });
+        let cancel = CancellationToken::new();
+        let parts = CallParts {
+            cancel: cancel.clone(),
+            progress: None,
+        };
+        let trigger = async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            cancel.cancel();
+        };
+        let started = Instant::now();
+        let (result, ()) = tokio::join!(registry.call("probe", None, parts), trigger);
+        let result = result.unwrap();
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(result.is_error, Some(true));
+        assert!(text_of(&result).contains("cancelled"));
+    }
+
+    #[tokio::test]
+    async fn unknown_tools_are_protocol_errors() {
+        let registry = registry_with(|_, _| Box::pin(async { text("ok") }));
+        let err = registry
+            .call("nope", None, CallParts::detached())
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+        assert!(err.message.contains("nope") && err.message.contains("probe"));
     }
 }

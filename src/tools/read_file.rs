@@ -159,7 +159,9 @@ fn read_file(state: &Arc<State>, params: &ReadFileParams, dialect: &LineDialect)
             }
             super::text(truncated_text(&window, style))
         }
-        Body::Media { kind, mime, base64 } => Ok(vec![media_block(kind, mime, base64, &resolved.display)]),
+        Body::Media { kind, mime, base64 } => {
+            Ok(vec![media_block(kind, mime, base64, &resolved.display)])
+        }
         Body::Binary => super::text(format!("Cannot display content of binary file: {rel}")),
         Body::SvgTooLarge => super::text(format!(
             "Cannot display content of SVG file larger than 1MB: {rel}"
@@ -173,7 +175,10 @@ fn truncated_text(window: &crate::text::Window, style: RangeStyle) -> String {
     let last = window.end_line();
     let (params, next) = match style {
         RangeStyle::OffsetLimit => ("'offset' and 'limit'", format!("offset: {last}")),
-        RangeStyle::StartEnd => ("'start_line' and 'end_line'", format!("start_line: {}", last + 1)),
+        RangeStyle::StartEnd => (
+            "'start_line' and 'end_line'",
+            format!("start_line: {}", last + 1),
+        ),
     };
     format!(
         "\nIMPORTANT: The file content has been truncated.\nStatus: Showing lines {first}-{last} of \
@@ -227,7 +232,9 @@ pub fn read_failure_message(abs: &str, failure: ReadFailure, hint: ReadHint) -> 
             }
             m
         }
-        ReadFailure::NotRegular(why) => format!("Cannot read {abs}: {why}. Only regular files can be read."),
+        ReadFailure::NotRegular(why) => {
+            format!("Cannot read {abs}: {why}. Only regular files can be read.")
+        }
         ReadFailure::Io(e) => super::io_message(abs, &e),
     };
     ToolError(message)
@@ -235,7 +242,12 @@ pub fn read_failure_message(abs: &str, failure: ReadFailure, hint: ReadHint) -> 
 
 /// The MCP block for a media file: image and audio blocks, or an embedded
 /// resource for PDF and video.
-pub fn media_block(kind: Media, mime: &str, base64: String, path: &std::path::Path) -> ContentBlock {
+pub fn media_block(
+    kind: Media,
+    mime: &str,
+    base64: String,
+    path: &std::path::Path,
+) -> ContentBlock {
     match kind {
         Media::Image => ContentBlock::image(base64, mime),
         Media::Audio => ContentBlock::audio(base64, mime),

@@ -1,0 +1,222 @@
+//! Shared harness: start the real `rootbound` binary, talk MCP to it with
+//! rmcp's client, and read results.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
+use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::transport::TokioChildProcess;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::Command;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_rootbound");
+
+/// A running server and the client session talking to it.
+pub struct Server {
+    pub client: RunningService<RoleClient, ()>,
+}
+
+impl Server {
+    /// Starts the server with one `--root` per entry of `roots` and `extra`
+    /// arguments.
+    pub async fn start(roots: &[&Path], extra: &[&str]) -> Server {
+        let mut cmd = Command::new(BIN);
+        for root in roots {
+            cmd.arg("--root").arg(root);
+        }
+        cmd.args(extra).env("RUST_LOG", "warn");
+        let (transport, _stderr) = TokioChildProcess::builder(cmd)
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn rootbound");
+        let client = ().serve(transport).await.expect("MCP initialize");
+        Server { client }
+    }
+
+    pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
+        self.try_call(tool, args)
+            .await
+            .unwrap_or_else(|e| panic!("{tool} failed at the protocol level: {e}"))
+    }
+
+    pub async fn try_call(&self, tool: &str, args: Value) -> Result<CallToolResult, ServiceError> {
+        let Value::Object(args) = args else {
+            panic!("arguments must be a JSON object")
+        };
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
+        tokio::time::timeout(Duration::from_secs(60), self.client.call_tool(params))
+            .await
+            .expect("the server answered within 60 s")
+    }
+
+    /// Calls a tool and returns its only text block, asserting success.
+    pub async fn ok_text(&self, tool: &str, args: Value) -> String {
+        let result = self.call(tool, args.clone()).await;
+        assert_ne!(
+            result.is_error,
+            Some(true),
+            "{tool} {args} failed: {}",
+            all_text(&result)
+        );
+        all_text(&result)
+    }
+
+    /// Calls a tool and returns its error message, asserting failure.
+    pub async fn err_text(&self, tool: &str, args: Value) -> String {
+        let result = self.call(tool, args.clone()).await;
+        assert_eq!(
+            result.is_error,
+            Some(true),
+            "{tool} {args} should have failed but returned: {}",
+            all_text(&result)
+        );
+        all_text(&result)
+    }
+
+    /// The server still answers: a cheap call that must succeed.
+    pub async fn assert_alive(&self) {
+        let tools = self
+            .client
+            .list_all_tools()
+            .await
+            .expect("tools/list after the fault");
+        assert!(!tools.is_empty());
+    }
+}
+
+/// Every text block of a result, concatenated.
+pub fn all_text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+/// A temporary directory with its canonical path (tests compare messages
+/// that show canonical paths).
+pub struct Scratch {
+    _dir: tempfile::TempDir,
+    pub path: PathBuf,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = std::fs::canonicalize(dir.path()).expect("canonicalize tempdir");
+        Scratch { _dir: dir, path }
+    }
+
+    /// Creates `rel` (and its parents) holding `content`; returns its path.
+    pub fn file(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.path.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create parents");
+        }
+        std::fs::write(&path, content).expect("write fixture file");
+        path
+    }
+
+    pub fn dir(&self, rel: &str) -> PathBuf {
+        let path = self.path.join(rel);
+        std::fs::create_dir_all(&path).expect("create dir");
+        path
+    }
+}
+
+/// A raw JSON-RPC line session with the binary, for input no SDK would send.
+pub struct RawSession {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: BufReader<tokio::process::ChildStdout>,
+}
+
+impl RawSession {
+    pub async fn start(root: &Path) -> RawSession {
+        let mut child = Command::new(BIN)
+            .arg("--root")
+            .arg(root)
+            .env("RUST_LOG", "error")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn rootbound");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut session = RawSession {
+            child,
+            stdin,
+            stdout,
+        };
+        let init = serde_json::json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "raw-test", "version": "0"}}
+        });
+        session.send_line(&init.to_string()).await;
+        let reply = session.read_reply().await;
+        assert_eq!(
+            reply["result"]["serverInfo"]["name"], "rootbound",
+            "{reply}"
+        );
+        session
+            .send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await;
+        session
+    }
+
+    pub async fn send_line(&mut self, line: &str) {
+        self.send_bytes(line.as_bytes()).await;
+        self.send_bytes(b"\n").await;
+    }
+
+    pub async fn send_bytes(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).await.expect("write to server");
+        self.stdin.flush().await.expect("flush to server");
+    }
+
+    /// The next JSON line from the server (notifications included).
+    pub async fn read_reply(&mut self) -> Value {
+        let mut line = String::new();
+        let read = tokio::time::timeout(Duration::from_secs(20), self.stdout.read_line(&mut line))
+            .await
+            .expect("the server replied within 20 s")
+            .expect("read from server");
+        assert!(read > 0, "the server closed its output");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    /// Sends a request with `id` and returns the reply with that id.
+    pub async fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+        let msg =
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send_line(&msg.to_string()).await;
+        loop {
+            let reply = self.read_reply().await;
+            if reply["id"] == id {
+                return reply;
+            }
+        }
+    }
+
+    pub async fn assert_alive(&mut self, id: i64) {
+        let reply = self.request(id, "tools/list", serde_json::json!({})).await;
+        assert!(reply["result"]["tools"].is_array(), "{reply}");
+    }
+
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}

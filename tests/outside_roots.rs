@@ -1,0 +1,154 @@
+//! Attempts to read outside the roots, through the real binary: every one is
+//! refused with the exact message, nothing outside is returned, and the
+//! server keeps answering.
+
+mod common;
+
+use std::os::unix::fs::symlink;
+
+use common::{Scratch, Server, all_text};
+use serde_json::json;
+
+const SECRET: &str = "TOP-SECRET-OUTSIDE";
+
+/// `<tmp>/root` is the root; `<tmp>/root_evil` and `<tmp>/outside` are not.
+struct Layout {
+    tmp: Scratch,
+}
+
+impl Layout {
+    fn new() -> Layout {
+        let tmp = Scratch::new();
+        tmp.file("root/inside.txt", "inside\n");
+        tmp.dir("root/sub");
+        tmp.file("root_evil/secret.txt", SECRET);
+        tmp.file("outside/secret.txt", SECRET);
+        Layout { tmp }
+    }
+    fn root(&self) -> std::path::PathBuf {
+        self.tmp.path.join("root")
+    }
+    fn outside(&self) -> std::path::PathBuf {
+        self.tmp.path.join("outside")
+    }
+}
+
+async fn assert_refused(server: &Server, root: &std::path::Path, tool: &str, path: &str) {
+    let result = server.call(tool, json!({"path": path})).await;
+    let text = all_text(&result);
+    assert_eq!(
+        result.is_error,
+        Some(true),
+        "{tool} {path} was not refused: {text}"
+    );
+    assert!(!text.contains(SECRET), "{tool} {path} leaked the secret");
+    assert_eq!(
+        text,
+        format!(
+            "File path must be within one of the workspace directories: {}",
+            root.display()
+        ),
+        "{tool} {path}"
+    );
+}
+
+#[tokio::test]
+async fn dotdot_absolute_and_sibling_prefix_paths_are_refused() {
+    let l = Layout::new();
+    let root = l.root();
+    let server = Server::start(&[&root], &[]).await;
+    let attempts = [
+        "../outside/secret.txt".to_string(),
+        "sub/../../outside/secret.txt".to_string(),
+        format!("{}/secret.txt", l.outside().display()),
+        format!("{}/../outside/secret.txt", root.display()),
+        format!("{}_evil/secret.txt", root.display()),
+        "../root_evil/secret.txt".to_string(),
+        format!("file://{}/secret.txt", l.outside().display()),
+        "/etc/passwd".to_string(),
+    ];
+    for tool in ["read_file", "file_read"] {
+        for path in &attempts {
+            assert_refused(&server, &root, tool, path).await;
+        }
+    }
+    server.assert_alive().await;
+}
+
+#[tokio::test]
+async fn symlinks_out_dangling_and_chained_are_refused() {
+    let l = Layout::new();
+    let root = l.root();
+    symlink(l.outside().join("secret.txt"), root.join("link_out")).unwrap();
+    symlink(l.outside(), root.join("dir_out")).unwrap();
+    symlink(root.join("nowhere"), root.join("dangling_in")).unwrap();
+    symlink(l.outside().join("nowhere"), root.join("dangling_out")).unwrap();
+    symlink("chain2", root.join("chain1")).unwrap();
+    symlink("chain3", root.join("chain2")).unwrap();
+    symlink("../outside/secret.txt", root.join("chain3")).unwrap();
+    symlink("loop2", root.join("loop1")).unwrap();
+    symlink("loop1", root.join("loop2")).unwrap();
+    let server = Server::start(&[&root], &[]).await;
+    for tool in ["read_file", "file_read"] {
+        for path in [
+            "link_out",
+            "dir_out/secret.txt",
+            "dangling_in",
+            "dangling_out",
+            "chain1",
+            "loop1",
+        ] {
+            assert_refused(&server, &root, tool, path).await;
+        }
+    }
+    server.assert_alive().await;
+}
+
+#[tokio::test]
+async fn symlinks_inside_and_a_symlinked_root_work() {
+    let l = Layout::new();
+    let root = l.root();
+    symlink("inside.txt", root.join("link_in")).unwrap();
+    symlink("link_in", root.join("chain_in")).unwrap();
+    let alias = l.tmp.path.join("alias");
+    symlink(&root, &alias).unwrap();
+    let server = Server::start(&[&alias], &[]).await;
+    for path in [
+        "link_in".to_string(),
+        "chain_in".to_string(),
+        format!("{}/inside.txt", alias.display()),
+        format!("{}/inside.txt", root.display()),
+    ] {
+        let text = server.ok_text("read_file", json!({"path": path})).await;
+        assert_eq!(text, "inside\n", "{path}");
+    }
+    // Messages name the canonical root.
+    assert_refused(&server, &root, "read_file", "../outside/secret.txt").await;
+}
+
+#[tokio::test]
+async fn several_roots_are_listed_in_the_message() {
+    let l = Layout::new();
+    let root = l.root();
+    let second = l.tmp.dir("second");
+    std::fs::write(second.join("b.txt"), "second root\n").unwrap();
+    let server = Server::start(&[&root, &second], &[]).await;
+    let text = server
+        .ok_text(
+            "read_file",
+            json!({"path": second.join("b.txt").display().to_string()}),
+        )
+        .await;
+    assert_eq!(text, "second root\n");
+    let err = server
+        .err_text("read_file", json!({"path": "../outside/secret.txt"}))
+        .await;
+    assert_eq!(
+        err,
+        format!(
+            "File path must be within one of the workspace directories: {}, {}",
+            root.display(),
+            second.display()
+        )
+    );
+}

@@ -368,6 +368,55 @@ impl Guard {
         Ok(file)
     }
 
+    /// For writing: opens the directory that holds `resolved`, walking down
+    /// from the root's handle one component at a time without following any
+    /// symlink, and creating missing directories on the way when `create` is
+    /// set. A component swapped for a symlink after `resolve` fails the walk
+    /// instead of leading outside. Returns the directory and the file name.
+    pub fn open_parent_dir(
+        &self,
+        resolved: &Resolved,
+        create: bool,
+    ) -> io::Result<(OwnedFd, OsString)> {
+        use rustix::fs::{Mode, OFlags};
+        let root = self
+            .roots
+            .get(resolved.root)
+            .ok_or_else(|| io::Error::other("resolved path names an unknown root"))?;
+        let rel = resolved
+            .real
+            .strip_prefix(&root.path)
+            .map_err(|_| io::Error::other("resolved path is not beneath its root"))?;
+        let mut names: Vec<&OsStr> = Vec::new();
+        for c in rel.components() {
+            match c {
+                Component::Normal(n) => names.push(n),
+                _ => return Err(io::Error::other("resolved path is not canonical")),
+            }
+        }
+        let Some(file_name) = names.pop() else {
+            return Err(io::Error::from_raw_os_error(
+                rustix::io::Errno::ISDIR.raw_os_error(),
+            ));
+        };
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let mut dir = rustix::fs::openat(&root.dir, ".", flags, Mode::empty())?;
+        for name in names {
+            dir = match rustix::fs::openat(&dir, name, flags, Mode::empty()) {
+                Ok(fd) => fd,
+                Err(rustix::io::Errno::NOENT) if create => {
+                    match rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o777)) {
+                        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                    rustix::fs::openat(&dir, name, flags, Mode::empty())?
+                }
+                Err(e) => return Err(e.into()),
+            };
+        }
+        Ok((dir, file_name.to_os_string()))
+    }
+
     fn open_beneath(&self, resolved: &Resolved) -> io::Result<File> {
         let root = self
             .roots

@@ -2,8 +2,11 @@
 //! line-numbered `file_read`, served over MCP stdio and confined to the roots
 //! the user names. See ARCHITECTURE.md for the map.
 
+pub mod atomic;
 pub mod cli;
 pub mod config;
+pub mod diff;
+pub mod edit;
 pub mod filekind;
 pub mod guard;
 pub mod ignore_rules;
@@ -11,5 +14,7 @@ pub mod params;
 pub mod reading;
 pub mod server;
 pub mod text;
+pub mod textfile;
 pub mod tools;
 pub mod transport;
+pub mod writing;

@@ -19,6 +19,11 @@ fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
         tracing::error!("panic: {info}");
     }));
+    // A file-size limit (RLIMIT_FSIZE) must fail the write, not kill the server.
+    // SAFETY: setting a signal to SIG_IGN before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
 
     let config = match cli.config() {
         Ok(config) => config,
@@ -31,7 +36,7 @@ fn main() -> ExitCode {
     if guard.roots().any(|r| r == std::path::Path::new("/")) {
         tracing::warn!("a root is '/': every file on this machine is within reach of the tools");
     }
-    let registry = Arc::new(Registry::new(Arc::new(State { guard, config })));
+    let registry = Arc::new(Registry::new(Arc::new(State::new(guard, config))));
 
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -23,21 +23,36 @@ use rmcp::model::{
 use rmcp::service::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
+use crate::atomic::PathLocks;
 use crate::config::Config;
 use crate::guard::{Guard, Refusal};
 use crate::params::{self, Alias, JsonObject};
 
 pub mod file_read;
 pub mod read_file;
+pub mod replace;
+pub mod write_file;
 
 /// Every tool the server knows, in the order `tools/list` shows them.
-pub const ALL_TOOL_NAMES: &[&str] = &["read_file", "file_read"];
+pub const ALL_TOOL_NAMES: &[&str] = &["read_file", "write_file", "replace", "file_read"];
 
 /// What every handler shares: the guard and the configuration.
 #[derive(Debug)]
 pub struct State {
     pub guard: Guard,
     pub config: Config,
+    /// Serialises read-modify-write cycles per file.
+    pub locks: PathLocks,
+}
+
+impl State {
+    pub fn new(guard: Guard, config: Config) -> State {
+        State {
+            guard,
+            config,
+            locks: PathLocks::default(),
+        }
+    }
 }
 
 /// A failure the model can act on; becomes an `isError` result.
@@ -142,10 +157,15 @@ pub struct Registry {
 
 impl Registry {
     pub fn new(state: Arc<State>) -> Registry {
-        let tools = [read_file::spec(), file_read::spec()]
-            .into_iter()
-            .filter(|t| state.config.offers(t.name))
-            .collect();
+        let tools = [
+            read_file::spec(),
+            write_file::spec(),
+            replace::spec(),
+            file_read::spec(),
+        ]
+        .into_iter()
+        .filter(|t| state.config.offers(t.name))
+        .collect();
         Registry { state, tools }
     }
 
@@ -321,10 +341,7 @@ mod tests {
     fn registry_with(handler: fn(CallContext, JsonObject) -> ToolFuture) -> Registry {
         let dir = std::env::temp_dir();
         let guard = Guard::new(&[&dir]).unwrap();
-        let state = Arc::new(State {
-            guard,
-            config: Config::with_roots(vec![dir]),
-        });
+        let state = Arc::new(State::new(guard, Config::with_roots(vec![dir])));
         let spec = ToolSpec {
             name: "probe",
             title: "Probe",

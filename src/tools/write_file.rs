@@ -1,0 +1,125 @@
+//! `write_file` (TOOLS.md 2): create or overwrite a file with the given
+//! content, atomically, keeping an existing file's CRLF style, BOM/encoding
+//! and permission bits; the answer shows a diff of what changed.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{CallContext, State, ToolError, ToolResult, ToolSpec, blocking, parse_args};
+use crate::diff;
+use crate::edit::omission;
+use crate::guard::Guard;
+use crate::params::{JsonObject, portable_schema};
+use crate::textfile::{self, LineEnding};
+use crate::writing::{self, TargetError};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WriteFileParams {
+    /// The file to write: an absolute path, or a path relative to the primary
+    /// workspace root. Missing parent directories are created.
+    pub file_path: String,
+    /// The complete content of the file. Never abbreviate it with a
+    /// placeholder such as "rest of code ...": that would delete the code.
+    pub content: String,
+}
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "write_file",
+        title: "Write File",
+        description: "Writes the complete content of a file inside the workspace, creating it (and \
+            its parent directories) or replacing what it held. The write is atomic; an existing \
+            file keeps its permission bits, its CRLF line endings and its byte-order mark. The \
+            answer includes a diff of the change. For a small change to an existing file, prefer \
+            'replace'.",
+        read_only: false,
+        destructive: true,
+        idempotent: true,
+        schema: portable_schema::<WriteFileParams>(),
+        hidden_schema: None,
+        aliases: &[],
+        handler: |ctx, args| Box::pin(run(ctx, args)),
+    }
+}
+
+async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
+    let params: WriteFileParams = parse_args(&args)?;
+    let state = ctx.state.clone();
+    blocking(move || write_file(&state, &params)).await
+}
+
+/// Messages shared by the two write tools for a refused target.
+pub fn target_error_message(guard: &Guard, e: TargetError) -> ToolError {
+    match e {
+        TargetError::Refused(refusal) => {
+            super::refusal_message(guard, refusal, super::file_outside)
+        }
+        TargetError::InsideGit(abs) => ToolError(format!(
+            "Refusing to write {abs}: it is inside a .git directory. Git's internal files must not \
+             be edited directly; use git itself to change them."
+        )),
+        TargetError::IsDirectory(abs) => {
+            ToolError(format!("Path is a directory, not a file: {abs}"))
+        }
+    }
+}
+
+/// The refusal for content with an omission placeholder.
+pub fn placeholder_message(line: &str) -> ToolError {
+    ToolError(format!(
+        "The content holds an omission placeholder ('{}'). Writing it would replace the code it \
+         stands for and delete that code. Send the complete content, with every line written out.",
+        line.trim()
+    ))
+}
+
+fn write_file(state: &Arc<State>, params: &WriteFileParams) -> ToolResult {
+    if let Some(line) = omission::find_placeholder(&params.content) {
+        return Err(placeholder_message(line));
+    }
+    let guard = &state.guard;
+    let target =
+        writing::target(guard, &params.file_path).map_err(|e| target_error_message(guard, e))?;
+    let lock = state.locks.lock_for(&target.resolved.real);
+    let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
+
+    let existing = writing::read_existing(guard, &target)
+        .map_err(|e| ToolError(writing::write_error_message(&target.abs, &e)))?;
+    let Some(existing) = existing else {
+        writing::commit(guard, &target, params.content.as_bytes(), None)
+            .map_err(|e| ToolError(writing::write_error_message(&target.abs, &e)))?;
+        return super::text(format!(
+            "Successfully created and wrote to new file: {}.",
+            target.abs
+        ));
+    };
+    // Keep the existing file's style: CRLF, and its BOM and encoding.
+    let (bytes, diff) = match existing.decode(&target) {
+        Ok(old) => {
+            let content = if textfile::dominant_ending(&old.text) == LineEnding::CrLf {
+                textfile::lf_to_crlf(&params.content)
+            } else {
+                params.content.clone()
+            };
+            let rel = guard.relative_display(&target.resolved.display);
+            (
+                old.encode(&content),
+                diff::unified(&old.text, &content, &rel),
+            )
+        }
+        // Not text before: written exactly as given.
+        Err(_) => (params.content.as_bytes().to_vec(), String::new()),
+    };
+    writing::commit(guard, &target, &bytes, Some(&existing.metadata))
+        .map_err(|e| ToolError(writing::write_error_message(&target.abs, &e)))?;
+    let mut message = format!("Successfully overwrote file: {}.", target.abs);
+    if existing.bytes == bytes {
+        message.push_str(" The content is unchanged.");
+    } else if !diff.is_empty() {
+        message.push_str("\n\n");
+        message.push_str(&diff);
+    }
+    super::text(message)
+}

@@ -344,8 +344,9 @@ impl Guard {
 
     /// Opens an existing regular file for reading, race-safely: the open
     /// cannot follow a symlink planted after `resolve` checked the path.
-    /// FIFOs, sockets and devices are refused without blocking.
-    pub fn open_read(&self, resolved: &Resolved) -> io::Result<File> {
+    /// FIFOs, sockets and devices are refused without blocking. Returns the
+    /// file and its metadata as opened.
+    pub fn open_read(&self, resolved: &Resolved) -> io::Result<(File, Metadata)> {
         if let Some(m) = resolved.metadata()
             && !m.is_file()
         {
@@ -356,7 +357,7 @@ impl Guard {
         if !meta.is_file() {
             return Err(not_regular(&meta));
         }
-        Ok(file)
+        Ok((file, meta))
     }
 
     /// Opens a directory that passed the guard, race-safely (for listing).

@@ -38,7 +38,10 @@ fn main() -> ExitCode {
     }
     let registry = Arc::new(Registry::new(Arc::new(State::new(guard, config))));
 
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    // One thread runs the protocol loop and the small file work inline: on a
+    // VM, every hand-off to another thread costs more than a whole small
+    // read. Large or long work goes to the blocking pool (`tools::run_sized`).
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

@@ -6,8 +6,9 @@
 //! data ([`Body`]) and failures ([`ReadFailure`]), never messages.
 
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
 
 use base64::Engine;
 
@@ -20,6 +21,8 @@ pub const MB: u64 = 1024 * 1024;
 /// Files above this are refused unless a line range is given (text) or at
 /// all (media).
 pub const MAX_FILE_BYTES: u64 = 20 * MB;
+/// Files up to this size are read in one go.
+const SMALL_FILE_BYTES: u64 = 256 * 1024;
 /// SVG above this is not shown.
 pub const MAX_SVG_BYTES: u64 = MB;
 
@@ -70,32 +73,77 @@ pub fn megabytes(size: u64) -> String {
     format!("{:.2}", size as f64 / MB as f64)
 }
 
-/// Reads the file at `resolved`. With `range` None, the file must be at most
-/// 20 MB and `default_range` lines are collected; with a range, text of any
-/// size is streamed.
-pub fn read(
-    guard: &Guard,
-    resolved: &Resolved,
-    range: Option<LineRange>,
-    default_range: LineRange,
-) -> Result<Body, ReadFailure> {
+/// A regular file opened through the guard, not yet read.
+#[derive(Debug)]
+pub struct Opened {
+    file: File,
+    size: u64,
+    real: PathBuf,
+}
+
+impl Opened {
+    /// Size in bytes: what reading it may cost.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+/// Opens the file at `resolved` for reading (cheap: no content is read).
+pub fn open(guard: &Guard, resolved: &Resolved) -> Result<Opened, ReadFailure> {
     match &resolved.existence {
         Existence::Missing => return Err(ReadFailure::NotFound),
         Existence::Exists(m) if m.is_dir() => return Err(ReadFailure::IsDirectory),
         Existence::Exists(_) => {}
     }
-    let mut file = guard.open_read(resolved).map_err(ReadFailure::from_open)?;
-    let size = file.metadata().map_err(ReadFailure::Io)?.len();
-    let head = read_head(&file).map_err(ReadFailure::Io)?;
-    let kind = filekind::classify(&resolved.real, &head);
+    let (file, metadata) = guard.open_read(resolved).map_err(ReadFailure::from_open)?;
+    Ok(Opened {
+        file,
+        size: metadata.len(),
+        real: resolved.real.clone(),
+    })
+}
+
+/// Reads an opened file. With `range` None, the file must be at most 20 MB
+/// and `default_range` lines are collected; with a range, text of any size
+/// is streamed.
+pub fn read(
+    opened: Opened,
+    range: Option<LineRange>,
+    default_range: LineRange,
+) -> Result<Body, ReadFailure> {
+    let Opened {
+        mut file,
+        size,
+        real,
+    } = opened;
+    // A small file is read whole, once: sniffing and the window then work
+    // on memory (fewer system calls than sniff, seek and stream).
+    let whole = if size <= SMALL_FILE_BYTES {
+        let mut data = Vec::with_capacity(size as usize + 1);
+        file.read_to_end(&mut data).map_err(ReadFailure::Io)?;
+        Some(data)
+    } else {
+        None
+    };
+    let head = match &whole {
+        Some(data) => data[..data.len().min(SNIFF_BYTES)].to_vec(),
+        None => read_head(&file).map_err(ReadFailure::Io)?,
+    };
+    let kind = filekind::classify(&real, &head);
     let encoding = match kind {
         FileKind::Binary => return Ok(Body::Binary),
         FileKind::Media(kind, mime) => {
             if size > MAX_FILE_BYTES {
                 return Err(ReadFailure::TooLarge { size, text: false });
             }
-            let mut data = Vec::with_capacity(size as usize);
-            file.read_to_end(&mut data).map_err(ReadFailure::Io)?;
+            let data = match whole {
+                Some(data) => data,
+                None => {
+                    let mut data = Vec::with_capacity(size as usize);
+                    file.read_to_end(&mut data).map_err(ReadFailure::Io)?;
+                    data
+                }
+            };
             let base64 = base64::engine::general_purpose::STANDARD.encode(&data);
             return Ok(Body::Media { kind, mime, base64 });
         }
@@ -106,11 +154,11 @@ pub fn read(
     if range.is_none() && size > MAX_FILE_BYTES {
         return Err(ReadFailure::TooLarge { size, text: true });
     }
-    file.seek(SeekFrom::Start(0)).map_err(ReadFailure::Io)?;
-    let window = text::read_window(
-        Utf8Reader::new(file, encoding),
-        range.unwrap_or(default_range),
-    )
+    let range = range.unwrap_or(default_range);
+    let window = match whole {
+        Some(data) => text::read_window(Utf8Reader::new(&data[..], encoding), range),
+        None => text::read_window(Utf8Reader::new(file, encoding), range),
+    }
     .map_err(ReadFailure::Io)?;
     Ok(Body::Text { window, encoding })
 }

@@ -20,6 +20,14 @@ pub struct Target {
     pub abs: String,
 }
 
+impl Target {
+    /// Size of the file being replaced (0 for a new file): what reading it
+    /// back costs.
+    pub fn existing_size(&self) -> u64 {
+        self.resolved.metadata().map_or(0, Metadata::len)
+    }
+}
+
 /// Why a target cannot be written.
 #[derive(Debug)]
 pub enum TargetError {
@@ -59,8 +67,7 @@ pub fn read_existing(guard: &Guard, target: &Target) -> io::Result<Option<Existi
     if !target.resolved.exists() {
         return Ok(None);
     }
-    let mut file = guard.open_read(&target.resolved)?;
-    let metadata = file.metadata()?;
+    let (mut file, metadata) = guard.open_read(&target.resolved)?;
     if metadata.len() > MAX_EDIT_BYTES {
         return Err(io::Error::new(
             io::ErrorKind::FileTooLarge,

@@ -1,14 +1,11 @@
 //! `file_read` (TOOLS.md 9): reads a file with line numbers, so a model can
 //! cite what it read. Shares reading, limits and messages with read_file.
 
-use std::sync::Arc;
-
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::read_file::{ReadHint, read_failure_message};
-use super::{CallContext, State, ToolError, ToolResult, ToolSpec, blocking, parse_args};
-use crate::ignore_rules;
+use super::read_file::{ReadHint, ReadTarget, open_target, read_failure_message};
+use super::{CallContext, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::params::{JsonObject, portable_schema};
 use crate::reading::{self, Body};
 use crate::text::LineRange;
@@ -50,51 +47,58 @@ pub fn spec() -> ToolSpec {
 
 async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: FileReadParams = parse_args(&args)?;
-    let state = ctx.state.clone();
-    blocking(move || file_read(&state, &params)).await
+    let request = Request::new(&params)?;
+    let target = open_target(&ctx.state, &params.path, ReadHint::StartEnd)?;
+    run_sized(target.opened.size(), move || file_read(target, request)).await
 }
 
-fn file_read(state: &Arc<State>, params: &FileReadParams) -> ToolResult {
-    let start = params.start_line.unwrap_or(1);
-    if start < 1 {
-        return Err("start_line must be 1 or greater (lines are numbered from 1)".into());
-    }
-    if let Some(end) = params.end_line {
-        if end < 1 {
-            return Err("end_line must be 1 or greater (lines are numbered from 1)".into());
-        }
-        if end < start {
-            return Err("start_line cannot be greater than end_line".into());
-        }
-    }
-    let start_index = usize::try_from(start - 1).unwrap_or(usize::MAX);
-    // Every shown line costs at least two characters ("1\t"), so no more
-    // than this many can fit in the cap; never collect more.
-    let most_that_fit = MAX_OUTPUT_CHARS / 2 + 1;
-    let wanted = params.end_line.map_or(usize::MAX, |end| {
-        usize::try_from(end - start + 1).unwrap_or(usize::MAX)
-    });
-    let range = LineRange {
-        start: start_index,
-        count: wanted.min(most_that_fit),
-    };
-    let explicit = params.start_line.is_some() || params.end_line.is_some();
+/// The checked line range of one call.
+struct Request {
+    /// 1-based first line asked for.
+    start: i64,
+    range: LineRange,
+    /// Whether a range was given (a file over 20 MB needs one).
+    explicit: bool,
+}
 
-    let guard = &state.guard;
-    let resolved = guard
-        .resolve(&params.path)
-        .map_err(|r| super::refusal_message(guard, r, super::file_outside))?;
-    let abs = resolved.display.display().to_string();
-    if resolved.exists()
-        && !resolved.is_dir()
-        && let Some(root) = guard.roots().nth(resolved.root)
-        && ignore_rules::is_gemini_ignored(root, &resolved.real, false)
-    {
-        return Err(format!("File path '{abs}' is ignored by configured ignore patterns.").into());
+impl Request {
+    fn new(params: &FileReadParams) -> Result<Request, ToolError> {
+        let start = params.start_line.unwrap_or(1);
+        if start < 1 {
+            return Err("start_line must be 1 or greater (lines are numbered from 1)".into());
+        }
+        if let Some(end) = params.end_line {
+            if end < 1 {
+                return Err("end_line must be 1 or greater (lines are numbered from 1)".into());
+            }
+            if end < start {
+                return Err("start_line cannot be greater than end_line".into());
+            }
+        }
+        // Every shown line costs at least two characters ("1\t"), so no more
+        // than this many can fit in the cap; never collect more.
+        let most_that_fit = MAX_OUTPUT_CHARS / 2 + 1;
+        let wanted = params.end_line.map_or(usize::MAX, |end| {
+            usize::try_from(end - start + 1).unwrap_or(usize::MAX)
+        });
+        Ok(Request {
+            start,
+            range: LineRange {
+                start: usize::try_from(start - 1).unwrap_or(usize::MAX),
+                count: wanted.min(most_that_fit),
+            },
+            explicit: params.start_line.is_some() || params.end_line.is_some(),
+        })
     }
-    let body = reading::read(guard, &resolved, explicit.then_some(range), range)
+}
+
+fn file_read(target: ReadTarget, request: Request) -> ToolResult {
+    let ReadTarget {
+        opened, abs, rel, ..
+    } = target;
+    let range = request.range;
+    let body = reading::read(opened, request.explicit.then_some(range), range)
         .map_err(|f| read_failure_message(&abs, f, ReadHint::StartEnd))?;
-    let rel = guard.relative_display(&resolved.display);
     let window = match body {
         Body::Text { window, .. } => window,
         Body::Media { .. } | Body::Binary => {
@@ -106,17 +110,18 @@ fn file_read(state: &Arc<State>, params: &FileReadParams) -> ToolResult {
             );
         }
     };
-    if window.total == 0 && params.start_line.is_none() {
+    if window.total == 0 && !request.explicit {
         return super::text(format!("{rel} (empty file, 0 lines)"));
     }
-    if start_index >= window.total {
+    if range.start >= window.total {
         return Err(ToolError(format!(
-            "start_line {start} is beyond the end of {rel}, which has {} line{}.",
+            "start_line {} is beyond the end of {rel}, which has {} line{}.",
+            request.start,
             window.total,
             if window.total == 1 { "" } else { "s" }
         )));
     }
-    super::text(numbered(&rel, start_index + 1, &window.lines, window.total))
+    super::text(numbered(&rel, range.start + 1, &window.lines, window.total))
 }
 
 /// The header, the numbered lines that fit in [`MAX_OUTPUT_CHARS`], and, if

@@ -284,6 +284,25 @@ where
     }
 }
 
+/// Work up to this many bytes of file data runs inline on the protocol
+/// thread; more goes to the blocking pool.
+pub const INLINE_BYTES: u64 = 1024 * 1024;
+
+/// Runs file work whose cost is about `bytes` of I/O: inline when small (no
+/// thread hand-off, which dominates the latency of a small call), on the
+/// blocking pool otherwise, so a big file never stalls other requests.
+pub async fn run_sized<T, F>(bytes: u64, work: F) -> T
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    if bytes <= INLINE_BYTES {
+        work()
+    } else {
+        blocking(work).await
+    }
+}
+
 /// Parses checked arguments into a tool's parameter struct.
 pub fn parse_args<T: serde::de::DeserializeOwned>(args: &JsonObject) -> Result<T, ToolError> {
     params::parse(args).map_err(ToolError)

@@ -7,7 +7,7 @@ use rmcp::model::{ContentBlock, ResourceContents};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{CallContext, State, ToolError, ToolResult, ToolSpec, blocking, parse_args};
+use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::filekind::Media;
 use crate::ignore_rules;
 use crate::params::{Alias, JsonObject, portable_schema};
@@ -82,8 +82,47 @@ enum RangeStyle {
 async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: ReadFileParams = parse_args(&args)?;
     let dialect: LineDialect = parse_args(&args)?;
-    let state = ctx.state.clone();
-    blocking(move || read_file(&state, &params, &dialect)).await
+    let (range, style) = requested_range(&params, &dialect)?;
+    let target = open_target(&ctx.state, &params.path, ReadHint::OffsetLimit)?;
+    run_sized(target.opened.size(), move || {
+        read_file(target, range, style)
+    })
+    .await
+}
+
+/// A file opened for one of the read tools, with the names messages use.
+pub struct ReadTarget {
+    pub opened: reading::Opened,
+    /// Absolute request path.
+    pub abs: String,
+    /// Relative to the primary root (absolute outside it).
+    pub rel: String,
+    pub display: std::path::PathBuf,
+}
+
+/// Resolves, checks `.geminiignore` and opens `raw` for reading: the cheap
+/// part of every read, done before deciding where the reading runs.
+pub fn open_target(state: &Arc<State>, raw: &str, hint: ReadHint) -> Result<ReadTarget, ToolError> {
+    let guard = &state.guard;
+    let resolved = guard
+        .resolve(raw)
+        .map_err(|r| super::refusal_message(guard, r, super::file_outside))?;
+    let abs = resolved.display.display().to_string();
+    if resolved.exists()
+        && !resolved.is_dir()
+        && let Some(root) = guard.roots().nth(resolved.root)
+        && ignore_rules::is_gemini_ignored(root, &resolved.real, false)
+    {
+        return Err(format!("File path '{abs}' is ignored by configured ignore patterns.").into());
+    }
+    let opened =
+        reading::open(guard, &resolved).map_err(|f| read_failure_message(&abs, f, hint))?;
+    Ok(ReadTarget {
+        opened,
+        rel: guard.relative_display(&resolved.display),
+        display: resolved.display,
+        abs,
+    })
 }
 
 fn requested_range(
@@ -128,27 +167,19 @@ fn to_usize(n: i64) -> usize {
     usize::try_from(n).unwrap_or(if n < 0 { 0 } else { usize::MAX })
 }
 
-fn read_file(state: &Arc<State>, params: &ReadFileParams, dialect: &LineDialect) -> ToolResult {
-    let (range, style) = requested_range(params, dialect)?;
-    let guard = &state.guard;
-    let resolved = guard
-        .resolve(&params.path)
-        .map_err(|r| super::refusal_message(guard, r, super::file_outside))?;
-    let abs = resolved.display.display().to_string();
-    if resolved.exists()
-        && !resolved.is_dir()
-        && let Some(root) = guard.roots().nth(resolved.root)
-        && ignore_rules::is_gemini_ignored(root, &resolved.real, false)
-    {
-        return Err(format!("File path '{abs}' is ignored by configured ignore patterns.").into());
-    }
+fn read_file(target: ReadTarget, range: Option<LineRange>, style: RangeStyle) -> ToolResult {
     let default_range = LineRange {
         start: 0,
         count: DEFAULT_LIMIT,
     };
-    let body = reading::read(guard, &resolved, range, default_range)
+    let ReadTarget {
+        opened,
+        abs,
+        rel,
+        display,
+    } = target;
+    let body = reading::read(opened, range, default_range)
         .map_err(|f| read_failure_message(&abs, f, ReadHint::OffsetLimit))?;
-    let rel = guard.relative_display(&resolved.display);
     match body {
         Body::Text { window, .. } => {
             if window.start > 0 && window.start >= window.total {
@@ -159,9 +190,7 @@ fn read_file(state: &Arc<State>, params: &ReadFileParams, dialect: &LineDialect)
             }
             super::text(truncated_text(&window, style))
         }
-        Body::Media { kind, mime, base64 } => {
-            Ok(vec![media_block(kind, mime, base64, &resolved.display)])
-        }
+        Body::Media { kind, mime, base64 } => Ok(vec![media_block(kind, mime, base64, &display)]),
         Body::Binary => super::text(format!("Cannot display content of binary file: {rel}")),
         Body::SvgTooLarge => super::text(format!(
             "Cannot display content of SVG file larger than 1MB: {rel}"

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::write_file::{placeholder_message, target_error_message};
-use super::{CallContext, State, ToolError, ToolResult, ToolSpec, blocking, parse_args};
+use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::diff;
 use crate::edit::{self, EditFailure, Expected, near_miss, omission};
 use crate::params::{JsonObject, portable_schema};
@@ -64,8 +64,16 @@ pub fn spec() -> ToolSpec {
 async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: ReplaceParams = parse_args(&args)?;
     let dialect: ReplaceDialect = parse_args(&args)?;
+    let expected = expected(&params, &dialect)?;
+    if let Some(line) = omission::new_placeholder(&params.old_string, &params.new_string) {
+        return Err(placeholder_message(line));
+    }
     let state = ctx.state.clone();
-    blocking(move || replace(&state, &params, &dialect)).await
+    let guard = &state.guard;
+    let target =
+        writing::target(guard, &params.file_path).map_err(|e| target_error_message(guard, e))?;
+    let cost = target.existing_size() + params.new_string.len() as u64;
+    run_sized(cost, move || replace(&state, &params, expected, target)).await
 }
 
 fn expected(params: &ReplaceParams, dialect: &ReplaceDialect) -> Result<Expected, ToolError> {
@@ -77,14 +85,13 @@ fn expected(params: &ReplaceParams, dialect: &ReplaceDialect) -> Result<Expected
     }
 }
 
-fn replace(state: &Arc<State>, params: &ReplaceParams, dialect: &ReplaceDialect) -> ToolResult {
-    let expected = expected(params, dialect)?;
-    if let Some(line) = omission::new_placeholder(&params.old_string, &params.new_string) {
-        return Err(placeholder_message(line));
-    }
+fn replace(
+    state: &Arc<State>,
+    params: &ReplaceParams,
+    expected: Expected,
+    target: Target,
+) -> ToolResult {
     let guard = &state.guard;
-    let target =
-        writing::target(guard, &params.file_path).map_err(|e| target_error_message(guard, e))?;
     let abs = target.abs.clone();
     let lock = state.locks.lock_for(&target.resolved.real);
     let _held = lock.lock().unwrap_or_else(|p| p.into_inner());

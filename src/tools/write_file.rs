@@ -7,13 +7,13 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{CallContext, State, ToolError, ToolResult, ToolSpec, blocking, parse_args};
+use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::diff;
 use crate::edit::omission;
 use crate::guard::Guard;
 use crate::params::{JsonObject, portable_schema};
 use crate::textfile::{self, LineEnding};
-use crate::writing::{self, TargetError};
+use crate::writing::{self, Target, TargetError};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WriteFileParams {
@@ -46,8 +46,15 @@ pub fn spec() -> ToolSpec {
 
 async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: WriteFileParams = parse_args(&args)?;
+    if let Some(line) = omission::find_placeholder(&params.content) {
+        return Err(placeholder_message(line));
+    }
     let state = ctx.state.clone();
-    blocking(move || write_file(&state, &params)).await
+    let guard = &state.guard;
+    let target =
+        writing::target(guard, &params.file_path).map_err(|e| target_error_message(guard, e))?;
+    let cost = target.existing_size() + params.content.len() as u64;
+    run_sized(cost, move || write_file(&state, &params, target)).await
 }
 
 /// Messages shared by the two write tools for a refused target.
@@ -75,13 +82,8 @@ pub fn placeholder_message(line: &str) -> ToolError {
     ))
 }
 
-fn write_file(state: &Arc<State>, params: &WriteFileParams) -> ToolResult {
-    if let Some(line) = omission::find_placeholder(&params.content) {
-        return Err(placeholder_message(line));
-    }
+fn write_file(state: &Arc<State>, params: &WriteFileParams, target: Target) -> ToolResult {
     let guard = &state.guard;
-    let target =
-        writing::target(guard, &params.file_path).map_err(|e| target_error_message(guard, e))?;
     let lock = state.locks.lock_for(&target.resolved.real);
     let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
 

@@ -4,12 +4,18 @@
 //! two texts is handed to `similar`, so diffing a one-line change in a 20 MB
 //! file costs two `memcmp`-speed scans, not a diff of the whole file.
 
+use std::time::{Duration, Instant};
+
 use similar::{ChangeTag, TextDiff};
 
 /// Lines of context around each change.
 pub const CONTEXT: usize = 3;
 /// Most diff lines shown.
 pub const MAX_LINES: usize = 200;
+/// Lines of a changed region handed to the diff algorithm, at most.
+const MAX_INPUT_LINES: usize = 2000;
+/// Time the diff algorithm may take before it settles for a coarser diff.
+const DEADLINE: Duration = Duration::from_millis(20);
 
 /// A unified diff of `old` → `new`, labelled with `name`; empty if equal.
 pub fn unified(old: &str, new: &str, name: &str) -> String {
@@ -17,7 +23,13 @@ pub fn unified(old: &str, new: &str, name: &str) -> String {
         return String::new();
     }
     let (skip_lines, old_mid, new_mid) = changed_region(old, new);
-    let diff = TextDiff::from_lines(old_mid, new_mid);
+    // Only MAX_LINES lines are shown: a change spanning thousands of lines
+    // is diffed on its first part only, so its cost stays bounded.
+    let (old_mid, old_cut) = first_lines(old_mid, MAX_INPUT_LINES);
+    let (new_mid, new_cut) = first_lines(new_mid, MAX_INPUT_LINES);
+    let diff = TextDiff::configure()
+        .deadline(Instant::now() + DEADLINE)
+        .diff_lines(old_mid, new_mid);
     let mut out = vec![format!("--- a/{name}"), format!("+++ b/{name}")];
     let mut body_lines = 0;
     let mut cut = 0;
@@ -60,10 +72,56 @@ pub fn unified(old: &str, new: &str, name: &str) -> String {
             }
         }
     }
-    if cut > 0 {
+    if old_cut || new_cut {
+        out.push(format!(
+            "... (the change spans more than {MAX_INPUT_LINES} lines; the rest of the diff is not shown)"
+        ));
+    } else if cut > 0 {
         out.push(format!("... ({cut} more diff lines not shown)"));
     }
     out.join("\n")
+}
+
+/// The first `n` lines of `text`, and whether anything was cut.
+fn first_lines(text: &str, n: usize) -> (&str, bool) {
+    match memchr::memchr_iter(b'\n', text.as_bytes()).nth(n) {
+        Some(at) => (&text[..at + 1], true),
+        None => (text, false),
+    }
+}
+
+/// Length of the common prefix of two byte strings, compared a block at a
+/// time (`memcmp`) before the last block byte by byte.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 4096;
+    let max = a.len().min(b.len());
+    let mut at = 0;
+    while at + BLOCK <= max && a[at..at + BLOCK] == b[at..at + BLOCK] {
+        at += BLOCK;
+    }
+    at + a[at..max]
+        .iter()
+        .zip(&b[at..max])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+/// Length of the common suffix, at most `max` bytes.
+fn common_suffix(a: &[u8], b: &[u8], max: usize) -> usize {
+    const BLOCK: usize = 4096;
+    let mut len = 0;
+    while len + BLOCK <= max
+        && a[a.len() - len - BLOCK..a.len() - len] == b[b.len() - len - BLOCK..b.len() - len]
+    {
+        len += BLOCK;
+    }
+    len + a[..a.len() - len]
+        .iter()
+        .rev()
+        .zip(b[..b.len() - len].iter().rev())
+        .take(max - len)
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 /// `a,b` as unified diffs write ranges (1-based start; `a-1,0` for empty).
@@ -78,24 +136,12 @@ fn range_label(start: usize, len: usize) -> String {
 /// The differing middle of two texts, widened to whole lines plus context:
 /// returns how many lines were skipped at the start and the two middles.
 fn changed_region<'a, 'b>(old: &'a str, new: &'b str) -> (usize, &'a str, &'b str) {
-    let mut prefix = old
-        .as_bytes()
-        .iter()
-        .zip(new.as_bytes())
-        .take_while(|(a, b)| a == b)
-        .count();
+    let mut prefix = common_prefix(old.as_bytes(), new.as_bytes());
     while !old.is_char_boundary(prefix) {
         prefix -= 1;
     }
     let max_suffix = old.len().min(new.len()) - prefix;
-    let mut suffix = old
-        .as_bytes()
-        .iter()
-        .rev()
-        .zip(new.as_bytes().iter().rev())
-        .take(max_suffix)
-        .take_while(|(a, b)| a == b)
-        .count();
+    let mut suffix = common_suffix(old.as_bytes(), new.as_bytes(), max_suffix);
     while !old.is_char_boundary(old.len() - suffix) || !new.is_char_boundary(new.len() - suffix) {
         suffix -= 1;
     }
@@ -173,6 +219,30 @@ mod tests {
     fn changes_inside_multibyte_characters() {
         let diff = unified("é\n", "è\n", "f");
         assert_eq!(diff, "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-é\n+è");
+    }
+
+    #[test]
+    fn huge_changes_are_diffed_on_their_first_part_only() {
+        let old = numbered(20_000);
+        let new: String = (1..=20_000).map(|i| format!("other {i}\n")).collect();
+        let diff = unified(&old, &new, "f");
+        assert!(diff.lines().count() <= 2 + MAX_LINES + 1);
+        assert!(
+            diff.ends_with("the rest of the diff is not shown)"),
+            "{}",
+            &diff[diff.len() - 120..]
+        );
+        assert!(diff.contains("-line 1\n"));
+    }
+
+    #[test]
+    fn prefix_and_suffix_scans_cross_blocks() {
+        let a = "x".repeat(10_000) + "A" + &"y".repeat(9_000);
+        let b = "x".repeat(10_000) + "B" + &"y".repeat(9_000);
+        assert_eq!(common_prefix(a.as_bytes(), b.as_bytes()), 10_000);
+        assert_eq!(common_suffix(a.as_bytes(), b.as_bytes(), 9_000), 9_000);
+        assert_eq!(common_prefix(b"abc", b"abd"), 2);
+        assert_eq!(common_suffix(b"xbc", b"abc", 2), 2);
     }
 
     #[test]

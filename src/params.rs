@@ -279,10 +279,13 @@ fn normalize_integer(value: &mut Value) -> bool {
     }
 }
 
-/// Deserialises checked arguments into a tool's parameter struct. Unknown
+/// Deserialises checked arguments into a tool's parameter struct, straight
+/// from the borrowed map (no copy of the whole argument object). Unknown
 /// fields are ignored.
 pub fn parse<T: DeserializeOwned>(args: &JsonObject) -> Result<T, String> {
-    serde_json::from_value(Value::Object(args.clone())).map_err(|e| format!("params: {e}"))
+    let fields = args.iter().map(|(k, v)| (k.as_str(), v));
+    let de = serde::de::value::MapDeserializer::<_, serde_json::Error>::new(fields);
+    T::deserialize(de).map_err(|e| format!("params: {e}"))
 }
 
 #[cfg(test)]

@@ -44,63 +44,105 @@ pub enum DecodeError {
 }
 
 impl TextFile {
-    /// Decodes `bytes` of the file at `path`, strictly.
-    pub fn decode(path: &std::path::Path, bytes: &[u8]) -> Result<TextFile, DecodeError> {
-        let encoding = match filekind::classify(path, bytes) {
+    /// Decodes `bytes` of the file at `path`, strictly. UTF-8 is taken over
+    /// without a copy.
+    pub fn decode(path: &std::path::Path, mut bytes: Vec<u8>) -> Result<TextFile, DecodeError> {
+        let encoding = match filekind::classify(path, &bytes) {
             FileKind::Text(enc) => enc,
-            FileKind::Svg => filekind::detect_bom(bytes).unwrap_or(Encoding::Utf8),
+            FileKind::Svg => filekind::detect_bom(&bytes).unwrap_or(Encoding::Utf8),
             FileKind::Media(..) | FileKind::Binary => return Err(DecodeError::NotText),
         };
-        let body = &bytes[encoding.bom().len()..];
         let bom = encoding.bom().len();
-        let invalid = |at: usize| DecodeError::Invalid {
+        if encoding.is_utf8() {
+            if let Err(e) = std::str::from_utf8(&bytes[bom..]) {
+                return Err(DecodeError::Invalid {
+                    encoding,
+                    offset: bom + e.valid_up_to(),
+                });
+            }
+            bytes.drain(..bom);
+            let text = String::from_utf8(bytes).map_err(|e| DecodeError::Invalid {
+                encoding,
+                offset: bom + e.utf8_error().valid_up_to(),
+            })?;
+            return Ok(TextFile { encoding, text });
+        }
+        let body = &bytes[bom..];
+        let decoded = match encoding {
+            Encoding::Utf16Le | Encoding::Utf16Be => {
+                decode_utf16(body, encoding == Encoding::Utf16Le)
+            }
+            _ => decode_utf32(body, encoding == Encoding::Utf32Le),
+        };
+        let text = decoded.map_err(|at| DecodeError::Invalid {
             encoding,
             offset: bom + at,
-        };
-        let text = match encoding {
-            Encoding::Utf8 | Encoding::Utf8Bom => std::str::from_utf8(body)
-                .map_err(|e| invalid(e.valid_up_to()))?
-                .to_string(),
-            Encoding::Utf16Le | Encoding::Utf16Be => {
-                if !body.len().is_multiple_of(2) {
-                    return Err(invalid(body.len() - 1));
-                }
-                let units = body.chunks_exact(2).map(|p| {
-                    if encoding == Encoding::Utf16Le {
-                        u16::from_le_bytes([p[0], p[1]])
-                    } else {
-                        u16::from_be_bytes([p[0], p[1]])
-                    }
-                });
-                let mut text = String::with_capacity(body.len() / 2);
-                for (i, c) in char::decode_utf16(units).enumerate() {
-                    text.push(c.map_err(|_| invalid(i * 2))?);
-                }
-                text
-            }
-            Encoding::Utf32Le | Encoding::Utf32Be => {
-                if !body.len().is_multiple_of(4) {
-                    return Err(invalid(body.len() - body.len() % 4));
-                }
-                let mut text = String::with_capacity(body.len() / 4);
-                for (i, q) in body.chunks_exact(4).enumerate() {
-                    let b = [q[0], q[1], q[2], q[3]];
-                    let v = if encoding == Encoding::Utf32Le {
-                        u32::from_le_bytes(b)
-                    } else {
-                        u32::from_be_bytes(b)
-                    };
-                    text.push(char::from_u32(v).ok_or_else(|| invalid(i * 4))?);
-                }
-                text
-            }
-        };
+        })?;
         Ok(TextFile { encoding, text })
     }
 
     /// The bytes of `text` in this file's encoding, BOM included.
     pub fn encode(&self, text: &str) -> Vec<u8> {
         encode(text, self.encoding)
+    }
+}
+
+/// Strict UTF-16; Err is the offset of the first invalid unit.
+fn decode_utf16(body: &[u8], little: bool) -> Result<String, usize> {
+    let mut text = String::with_capacity(body.len() / 2);
+    let mut units = body.chunks_exact(2).map(|p| {
+        if little {
+            u16::from_le_bytes([p[0], p[1]])
+        } else {
+            u16::from_be_bytes([p[0], p[1]])
+        }
+    });
+    let mut at = 0;
+    while let Some(unit) = units.next() {
+        let c = match unit {
+            0xD800..=0xDBFF => match units.next() {
+                Some(low @ 0xDC00..=0xDFFF) => {
+                    let v =
+                        0x10000 + ((u32::from(unit) - 0xD800) << 10) + (u32::from(low) - 0xDC00);
+                    char::from_u32(v).ok_or(at)?
+                }
+                _ => return Err(at),
+            },
+            0xDC00..=0xDFFF => return Err(at),
+            _ => char::from_u32(u32::from(unit)).ok_or(at)?,
+        };
+        at += c.len_utf16() * 2;
+        text.push(c);
+    }
+    if !body.len().is_multiple_of(2) {
+        return Err(body.len() - 1);
+    }
+    Ok(text)
+}
+
+/// Strict UTF-32; Err is the offset of the first invalid unit.
+fn decode_utf32(body: &[u8], little: bool) -> Result<String, usize> {
+    let mut text = String::with_capacity(body.len() / 4);
+    for (i, q) in body.chunks_exact(4).enumerate() {
+        let b = [q[0], q[1], q[2], q[3]];
+        let v = if little {
+            u32::from_le_bytes(b)
+        } else {
+            u32::from_be_bytes(b)
+        };
+        text.push(char::from_u32(v).ok_or(i * 4)?);
+    }
+    if !body.len().is_multiple_of(4) {
+        return Err(body.len() - body.len() % 4);
+    }
+    Ok(text)
+}
+
+/// The bytes of `text` in `encoding`: plain UTF-8 is the text itself.
+pub fn encode_cow(text: &str, encoding: Encoding) -> std::borrow::Cow<'_, [u8]> {
+    match encoding {
+        Encoding::Utf8 => std::borrow::Cow::Borrowed(text.as_bytes()),
+        other => std::borrow::Cow::Owned(encode(text, other)),
     }
 }
 
@@ -136,6 +178,13 @@ pub struct EndingCounts {
 
 pub fn count_endings(text: &str) -> EndingCounts {
     let bytes = text.as_bytes();
+    if memchr::memchr(b'\r', bytes).is_none() {
+        // The common case, counted at memchr speed.
+        return EndingCounts {
+            lf: memchr::memchr_iter(b'\n', bytes).count(),
+            ..EndingCounts::default()
+        };
+    }
     let mut counts = EndingCounts::default();
     for i in memchr::memchr2_iter(b'\r', b'\n', bytes) {
         match bytes[i] {
@@ -203,15 +252,22 @@ pub fn lf_to_crlf(text: &str) -> String {
 }
 
 /// The LF-normalised form of a text and the way back to original offsets.
-pub struct Normalized {
-    pub text: String,
+pub struct Normalized<'a> {
+    /// Borrowed when the text has no carriage return (nothing to change).
+    pub text: std::borrow::Cow<'a, str>,
     /// Offsets in `text` of every `\n` that stands for a `\r\n` (two bytes
     /// in the original), ascending.
     crlf_at: Vec<usize>,
 }
 
-impl Normalized {
-    pub fn new(original: &str) -> Normalized {
+impl<'a> Normalized<'a> {
+    pub fn new(original: &'a str) -> Normalized<'a> {
+        if memchr::memchr(b'\r', original.as_bytes()).is_none() {
+            return Normalized {
+                text: std::borrow::Cow::Borrowed(original),
+                crlf_at: Vec::new(),
+            };
+        }
         let mut text = String::with_capacity(original.len());
         let mut crlf_at = Vec::new();
         let mut rest = original;
@@ -225,7 +281,10 @@ impl Normalized {
             text.push('\n');
         }
         text.push_str(rest);
-        Normalized { text, crlf_at }
+        Normalized {
+            text: std::borrow::Cow::Owned(text),
+            crlf_at,
+        }
     }
 
     /// The original offset of normalised offset `at`.
@@ -265,7 +324,7 @@ mod tests {
             Encoding::Utf32Be,
         ] {
             let bytes = encode(text, enc);
-            let file = TextFile::decode(Path::new("x.txt"), &bytes).unwrap();
+            let file = TextFile::decode(Path::new("x.txt"), bytes.clone()).unwrap();
             assert_eq!(file.encoding, enc, "{enc:?}");
             assert_eq!(file.text, text, "{enc:?}");
             assert_eq!(file.encode(&file.text), bytes, "{enc:?}");
@@ -274,7 +333,7 @@ mod tests {
 
     #[test]
     fn invalid_text_is_refused_not_replaced() {
-        let err = TextFile::decode(Path::new("x.txt"), b"ok \xC3\x28 bad").unwrap_err();
+        let err = TextFile::decode(Path::new("x.txt"), b"ok \xC3\x28 bad".to_vec()).unwrap_err();
         assert_eq!(
             err,
             DecodeError::Invalid {
@@ -283,7 +342,8 @@ mod tests {
             }
         );
         // A lone high surrogate in UTF-16.
-        let err = TextFile::decode(Path::new("x.txt"), b"\xFF\xFEa\0\x00\xD8b\0").unwrap_err();
+        let err =
+            TextFile::decode(Path::new("x.txt"), b"\xFF\xFEa\0\x00\xD8b\0".to_vec()).unwrap_err();
         assert!(
             matches!(
                 err,
@@ -295,11 +355,11 @@ mod tests {
             "{err:?}"
         );
         assert_eq!(
-            TextFile::decode(Path::new("x.png"), b"text").unwrap_err(),
+            TextFile::decode(Path::new("x.png"), b"text".to_vec()).unwrap_err(),
             DecodeError::NotText
         );
         assert_eq!(
-            TextFile::decode(Path::new("x"), b"a\0b").unwrap_err(),
+            TextFile::decode(Path::new("x"), b"a\0b".to_vec()).unwrap_err(),
             DecodeError::NotText
         );
     }

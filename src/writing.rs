@@ -56,9 +56,10 @@ pub struct Existing {
 }
 
 impl Existing {
-    /// The content as text, decoded exactly.
-    pub fn decode(&self, target: &Target) -> Result<TextFile, DecodeError> {
-        TextFile::decode(&target.resolved.real, &self.bytes)
+    /// The content as text, decoded exactly (consumes the bytes).
+    pub fn decode(self, target: &Target) -> (Metadata, Result<TextFile, DecodeError>) {
+        let Existing { bytes, metadata } = self;
+        (metadata, TextFile::decode(&target.resolved.real, bytes))
     }
 }
 

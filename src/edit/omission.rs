@@ -13,6 +13,9 @@ pub fn find_placeholder(text: &str) -> Option<&str> {
 /// code/method(s)" (any case) and ends with `...` (or `…`).
 pub fn is_placeholder(line: &str) -> bool {
     let mut s = line.trim();
+    if !(s.ends_with("...") || s.ends_with('…') || s.ends_with("...)") || s.ends_with("…)")) {
+        return false;
+    }
     for prefix in ["//", "#"] {
         if let Some(rest) = s.strip_prefix(prefix) {
             s = rest.trim();

@@ -213,6 +213,7 @@ impl Registry {
             return Ok(error_result(message));
         }
         let cancel = ctx.cancel.clone();
+        let started = Instant::now();
         let run = AssertUnwindSafe((spec.handler)(ctx, args)).catch_unwind();
         let outcome = tokio::select! {
             outcome = run => outcome,
@@ -220,6 +221,11 @@ impl Registry {
                 return Ok(error_result(format!("The {name} call was cancelled before it finished.")));
             }
         };
+        tracing::debug!(
+            tool = name,
+            elapsed_us = started.elapsed().as_micros() as u64,
+            "call finished"
+        );
         Ok(match outcome {
             Ok(Ok(content)) => CallToolResult::success(content),
             Ok(Err(ToolError(message))) => error_result(message),

@@ -118,9 +118,8 @@ fn replace(
         )
         .into());
     }
-    let file = existing
-        .decode(&target)
-        .map_err(|e| not_text_message(&abs, e))?;
+    let (metadata, decoded) = existing.decode(&target);
+    let file = decoded.map_err(|e| not_text_message(&abs, e))?;
     let edited = match edit::replace(&file.text, &params.old_string, &params.new_string, expected) {
         Ok(edited) => edited,
         Err(failure) => {
@@ -132,10 +131,10 @@ fn replace(
             ));
         }
     };
-    let bytes = file.encode(&edited.text);
-    commit(state, &target, &bytes, Some(&existing.metadata))?;
     let rel = guard.relative_display(&target.resolved.display);
     let diff = diff::unified(&file.text, &edited.text, &rel);
+    let bytes = textfile::encode_cow(&edited.text, file.encoding);
+    commit(state, &target, &bytes, Some(&metadata))?;
     super::text(format!(
         "Successfully modified file: {abs} ({} replacements).\n\n{diff}",
         edited.replacements
@@ -184,7 +183,7 @@ fn failure_message(abs: &str, text: &str, old: &str, failure: EditFailure) -> To
                  old_string must match the file exactly, including whitespace, indentation, line \
                  breaks and escaping; use read_file to see the current text and copy from it."
             );
-            let normalized_file = textfile::normalize(text);
+            let normalized_file = textfile::Normalized::new(text).text;
             let normalized_old = textfile::normalize(old);
             if let Some(miss) = near_miss::find(&normalized_file, &normalized_old) {
                 message.push_str(&format!(

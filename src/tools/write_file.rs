@@ -2,6 +2,7 @@
 //! content, atomically, keeping an existing file's CRLF style, BOM/encoding
 //! and permission bits; the answer shows a diff of what changed.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -98,26 +99,32 @@ fn write_file(state: &Arc<State>, params: &WriteFileParams, target: Target) -> T
         ));
     };
     // Keep the existing file's style: CRLF, and its BOM and encoding.
-    let (bytes, diff) = match existing.decode(&target) {
+    let (metadata, decoded) = existing.decode(&target);
+    let converted;
+    let (bytes, diff, unchanged) = match decoded {
         Ok(old) => {
-            let content = if textfile::dominant_ending(&old.text) == LineEnding::CrLf {
-                textfile::lf_to_crlf(&params.content)
+            let content: &str = if textfile::dominant_ending(&old.text) == LineEnding::CrLf {
+                converted = textfile::lf_to_crlf(&params.content);
+                &converted
             } else {
-                params.content.clone()
+                &params.content
             };
             let rel = guard.relative_display(&target.resolved.display);
-            (
-                old.encode(&content),
-                diff::unified(&old.text, &content, &rel),
-            )
+            let diff = diff::unified(&old.text, content, &rel);
+            let unchanged = old.text == content;
+            (textfile::encode_cow(content, old.encoding), diff, unchanged)
         }
         // Not text before: written exactly as given.
-        Err(_) => (params.content.as_bytes().to_vec(), String::new()),
+        Err(_) => (
+            Cow::Borrowed(params.content.as_bytes()),
+            String::new(),
+            false,
+        ),
     };
-    writing::commit(guard, &target, &bytes, Some(&existing.metadata))
+    writing::commit(guard, &target, &bytes, Some(&metadata))
         .map_err(|e| ToolError(writing::write_error_message(&target.abs, &e)))?;
     let mut message = format!("Successfully overwrote file: {}.", target.abs);
-    if existing.bytes == bytes {
+    if unchanged {
         message.push_str(" The content is unchanged.");
     } else if !diff.is_empty() {
         message.push_str("\n\n");

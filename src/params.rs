@@ -251,6 +251,11 @@ fn check_value(schema: &JsonObject, value: &mut Value, at: &str) -> Result<(), S
     }
     match value {
         Value::Array(items) => {
+            if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+                && (items.len() as u64) < min
+            {
+                return Err(format!("{at} must NOT have fewer than {min} items"));
+            }
             if let Some(Value::Object(item_schema)) = schema.get("items") {
                 for (i, item) in items.iter_mut().enumerate() {
                     check_value(item_schema, item, &format!("{at}/{i}"))?;
@@ -303,6 +308,7 @@ mod tests {
         #[schemars(range(min = 1), extend("default" = 3))]
         count: Option<u32>,
         /// Flags.
+        #[schemars(length(min = 1))]
         flags: Option<Vec<String>>,
         /// Nested.
         nested: Option<Inner>,
@@ -408,6 +414,10 @@ mod tests {
         assert_eq!(
             check(json!({"name": "x", "flags": ["a", 2]})).unwrap_err(),
             "params/flags/1 must be string"
+        );
+        assert_eq!(
+            check(json!({"name": "x", "flags": []})).unwrap_err(),
+            "params/flags must NOT have fewer than 1 items"
         );
         assert_eq!(
             check(json!({"name": "x", "nested": {"on": "yes"}})).unwrap_err(),

@@ -13,6 +13,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::FutureExt;
@@ -29,12 +30,25 @@ use crate::guard::{Guard, Refusal};
 use crate::params::{self, Alias, JsonObject};
 
 pub mod file_read;
+pub mod glob;
+pub mod list_directory;
 pub mod read_file;
+pub mod read_many_files;
 pub mod replace;
+pub mod search_file_content;
 pub mod write_file;
 
 /// Every tool the server knows, in the order `tools/list` shows them.
-pub const ALL_TOOL_NAMES: &[&str] = &["read_file", "write_file", "replace", "file_read"];
+pub const ALL_TOOL_NAMES: &[&str] = &[
+    "read_file",
+    "write_file",
+    "replace",
+    "list_directory",
+    "glob",
+    "search_file_content",
+    "read_many_files",
+    "file_read",
+];
 
 /// What every handler shares: the guard and the configuration.
 #[derive(Debug)]
@@ -113,16 +127,21 @@ pub struct Progress {
     peer: Peer<RoleServer>,
     token: ProgressToken,
     last: Arc<std::sync::Mutex<Option<Instant>>>,
+    /// Notifications are sent from the runtime even when reported from a
+    /// walker thread.
+    runtime: tokio::runtime::Handle,
 }
 
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
 
 impl Progress {
+    /// Must be called on the runtime.
     pub fn new(peer: Peer<RoleServer>, token: ProgressToken) -> Progress {
         Progress {
             peer,
             token,
             last: Arc::new(std::sync::Mutex::new(None)),
+            runtime: tokio::runtime::Handle::current(),
         }
     }
 
@@ -143,7 +162,7 @@ impl Progress {
             param = param.with_total(total as f64);
         }
         let peer = self.peer.clone();
-        tokio::spawn(async move {
+        self.runtime.spawn(async move {
             let _ = peer.notify_progress(param).await;
         });
     }
@@ -161,6 +180,10 @@ impl Registry {
             read_file::spec(),
             write_file::spec(),
             replace::spec(),
+            list_directory::spec(),
+            glob::spec(),
+            search_file_content::spec(),
+            read_many_files::spec(),
             file_read::spec(),
         ]
         .into_iter()
@@ -288,6 +311,28 @@ where
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
         Err(e) => std::panic::resume_unwind(Box::new(format!("blocking task failed: {e}"))),
     }
+}
+
+/// Sets a stop flag when dropped: the dispatcher drops a cancelled call's
+/// future, and this tells its blocking work to stop.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Runs long work (a walk, a search) on the blocking pool with a stop flag
+/// that is raised if the call is cancelled; the work must check it often.
+pub async fn cancellable<T, F>(work: F) -> T
+where
+    F: FnOnce(&AtomicBool) -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let stop = Arc::new(AtomicBool::new(false));
+    let _raise_on_drop = StopOnDrop(stop.clone());
+    blocking(move || work(&stop)).await
 }
 
 /// Work up to this many bytes of file data runs inline on the protocol

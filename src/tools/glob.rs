@@ -1,0 +1,317 @@
+//! `glob` (TOOLS.md 5): files whose path relative to the search directory
+//! matches a glob pattern, recently modified files first.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, SystemTime};
+
+use globset::{GlobBuilder, GlobMatcher};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::list_directory::{FILTER_ALIASES, Hidden};
+use super::{CallContext, ToolError, ToolResult, ToolSpec, cancellable, parse_args};
+use crate::guard::Guard;
+use crate::params::{JsonObject, portable_schema};
+use crate::walk::{self, Walk, WalkOptions};
+
+/// Most paths listed.
+pub const MAX_RESULTS: usize = 2000;
+/// Files modified this recently are listed first, newest first.
+const RECENT: Duration = Duration::from_secs(24 * 60 * 60);
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GlobParams {
+    /// The glob pattern, matched against paths relative to the search
+    /// directory: `*` stays within one directory, `**` crosses directories,
+    /// `{a,b}` and `[abc]` work. For example "**/*.rs" or "src/**/*.{ts,tsx}".
+    pub pattern: String,
+    /// The directory to search in: an absolute path, or a path relative to
+    /// the primary workspace root. Default: every workspace root.
+    pub path: Option<String>,
+    /// Whether letter case must match. Default false.
+    #[schemars(extend("default" = false))]
+    pub case_sensitive: Option<bool>,
+    /// Whether to leave out files that .gitignore files ignore (inside a git
+    /// work tree). Default true.
+    #[schemars(extend("default" = true))]
+    pub respect_git_ignore: Option<bool>,
+}
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "glob",
+        title: "Find Files By Glob",
+        description: "Finds files whose paths match a glob pattern (such as \"**/*.rs\" or \
+            \"src/**/*.{ts,tsx}\") in a directory of the workspace, or in every workspace root, \
+            and returns their absolute paths: files modified in the last 24 hours first (newest \
+            first), then the rest in path order. Files hidden by .gitignore or .geminiignore are \
+            left out, and their number is told.",
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        schema: portable_schema::<GlobParams>(),
+        hidden_schema: Some(portable_schema::<Hidden>()),
+        aliases: FILTER_ALIASES,
+        handler: |ctx, args| Box::pin(run(ctx, args)),
+    }
+}
+
+/// Where a search looks: one directory, or every root.
+pub struct SearchDirs {
+    pub dirs: Vec<PathBuf>,
+    /// How messages name the place: `within <dir>` or `across <k> workspace directories`.
+    pub place: String,
+}
+
+/// Resolves a glob/search `path` parameter (None: every root) with glob's
+/// messages.
+pub fn search_dirs(guard: &Guard, path: Option<&str>) -> Result<SearchDirs, ToolError> {
+    let Some(raw) = path else {
+        let dirs: Vec<PathBuf> = guard.roots().map(Path::to_path_buf).collect();
+        let place = match dirs.as_slice() {
+            [one] => format!("within {}", one.display()),
+            many => format!("across {} workspace directories", many.len()),
+        };
+        return Ok(SearchDirs { dirs, place });
+    };
+    let resolved = guard.resolve(raw).map_err(|refusal| match refusal {
+        crate::guard::Refusal::Outside { display, .. } => ToolError(format!(
+            "Search path (\"{}\") resolves outside the allowed workspace directories: {}",
+            display.display(),
+            guard.roots_display()
+        )),
+        other => super::refusal_message(guard, other, super::file_outside),
+    })?;
+    let abs = resolved.display.display().to_string();
+    match resolved.metadata() {
+        None => Err(format!("Search path does not exist {abs}").into()),
+        Some(m) if !m.is_dir() => Err(format!("Search path is not a directory: {abs}").into()),
+        Some(_) => Ok(SearchDirs {
+            dirs: vec![resolved.real],
+            place: format!("within {abs}"),
+        }),
+    }
+}
+
+async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
+    let params: GlobParams = parse_args(&args)?;
+    let hidden: Hidden = parse_args(&args)?;
+    if params.pattern.trim().is_empty() {
+        return Err("The 'pattern' parameter cannot be empty.".into());
+    }
+    let state = ctx.state.clone();
+    let search = search_dirs(&state.guard, params.path.as_deref())?;
+    let options = WalkOptions {
+        respect_git_ignore: params.respect_git_ignore.unwrap_or(true),
+        respect_gemini_ignore: hidden.respect_gemini_ignore.unwrap_or(true),
+        ..WalkOptions::default()
+    };
+    let case_sensitive = params.case_sensitive.unwrap_or(false);
+    cancellable(move |stop| {
+        let found = find(
+            &state.guard,
+            &search.dirs,
+            &params.pattern,
+            case_sensitive,
+            &options,
+            stop,
+        )?;
+        if stop.load(Ordering::Relaxed) {
+            return Err("The glob was cancelled.".into());
+        }
+        super::text(format_result(&params.pattern, &search.place, found))
+    })
+    .await
+}
+
+/// What a glob found.
+pub struct Matches {
+    /// (absolute path, modification time), in output order.
+    pub files: Vec<(String, Option<SystemTime>)>,
+    /// Matching files that ignore files hid.
+    pub ignored: usize,
+}
+
+/// Finds the files under `dirs` matching `pattern`, sorted.
+pub fn find(
+    guard: &Guard,
+    dirs: &[PathBuf],
+    pattern: &str,
+    case_sensitive: bool,
+    options: &WalkOptions,
+    stop: &AtomicBool,
+) -> Result<Matches, ToolError> {
+    let found = Mutex::new(Vec::new());
+    let ignored = AtomicUsize::new(0);
+    for dir in dirs {
+        let relative = relative_pattern(pattern, dir);
+        // A pattern that names an existing file literally (e.g. `app/[id]/page.tsx`).
+        if let Some(file) = literal_file(guard, dir, &relative) {
+            let mtime = std::fs::metadata(&file)
+                .ok()
+                .and_then(|m| m.modified().ok());
+            push(&found, file.display().to_string(), mtime);
+            continue;
+        }
+        let matcher = compile(&relative, case_sensitive)?;
+        let walk = Walk::new(guard, dir, options.clone());
+        let visit = |f: walk::Found<'_>| {
+            if matcher.is_match(f.rel) {
+                if f.ignored {
+                    ignored.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    let mtime = modified(f.entry);
+                    push(&found, f.path.display().to_string(), mtime);
+                }
+            }
+            true
+        };
+        if options.respect_git_ignore || options.respect_gemini_ignore {
+            walk.classified(stop, visit);
+        } else {
+            walk.files(stop, visit);
+        }
+    }
+    let mut files = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    sort_recent_first(&mut files, SystemTime::now());
+    Ok(Matches {
+        files,
+        ignored: ignored.into_inner(),
+    })
+}
+
+fn push(found: &Mutex<Vec<(String, Option<SystemTime>)>>, path: String, mtime: Option<SystemTime>) {
+    found
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push((path, mtime));
+}
+
+fn modified(entry: &ignore::DirEntry) -> Option<SystemTime> {
+    if entry.path_is_symlink() {
+        std::fs::metadata(entry.path()).ok()?.modified().ok()
+    } else {
+        entry.metadata().ok()?.modified().ok()
+    }
+}
+
+/// The pattern relative to `dir`: a leading `./` dropped, an absolute
+/// pattern below `dir` made relative.
+fn relative_pattern(pattern: &str, dir: &Path) -> String {
+    let pattern = pattern.trim();
+    if let Some(rest) = Path::new(pattern)
+        .strip_prefix(dir)
+        .ok()
+        .and_then(|r| r.to_str())
+    {
+        return rest.to_string();
+    }
+    pattern.strip_prefix("./").unwrap_or(pattern).to_string()
+}
+
+fn compile(pattern: &str, case_sensitive: bool) -> Result<GlobMatcher, ToolError> {
+    GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .case_insensitive(!case_sensitive)
+        .backslash_escape(true)
+        .empty_alternates(true)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| ToolError(format!("Invalid glob pattern \"{pattern}\": {e}")))
+}
+
+/// The file `pattern` names literally below `dir`, if it exists.
+fn literal_file(guard: &Guard, dir: &Path, pattern: &str) -> Option<PathBuf> {
+    if !pattern.contains(['*', '?', '[', '{']) || pattern.starts_with('/') {
+        return None;
+    }
+    let resolved = guard.resolve_absolute(&dir.join(pattern)).ok()?;
+    resolved.metadata().filter(|m| m.is_file())?;
+    Some(resolved.display)
+}
+
+/// Files changed in the last 24 hours first, newest first; the rest in path
+/// order.
+fn sort_recent_first(files: &mut Vec<(String, Option<SystemTime>)>, now: SystemTime) {
+    let is_recent = |t: &Option<SystemTime>| {
+        t.is_some_and(|t| now.duration_since(t).map_or(true, |age| age <= RECENT))
+    };
+    let (mut recent, mut old): (Vec<_>, Vec<_>) = files.drain(..).partition(|(_, t)| is_recent(t));
+    recent.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| walk::path_order(&a.0, &b.0)));
+    walk::sort_by_path(&mut old, |(p, _)| p);
+    files.extend(recent);
+    files.extend(old);
+}
+
+fn format_result(pattern: &str, place: &str, found: Matches) -> String {
+    let total = found.files.len();
+    if total == 0 {
+        return format!("No files found matching pattern \"{pattern}\" {place}");
+    }
+    let ignored = if found.ignored > 0 {
+        format!(" ({} additional files were ignored)", found.ignored)
+    } else {
+        String::new()
+    };
+    let mut out = format!(
+        "Found {total} file(s) matching \"{pattern}\" {place}{ignored}, sorted by modification time (newest first):"
+    );
+    for (path, _) in found.files.iter().take(MAX_RESULTS) {
+        out.push('\n');
+        out.push_str(path);
+    }
+    if total > MAX_RESULTS {
+        out.push_str(&format!(
+            "\n... and {} more files not listed. Narrow the pattern or the path to see them.",
+            total - MAX_RESULTS
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recent_files_first_then_path_order() {
+        let now = SystemTime::now();
+        let hour = Duration::from_secs(3600);
+        let mut files = vec![
+            ("/r/b.rs".to_string(), Some(now - 48 * hour)),
+            ("/r/new.rs".to_string(), Some(now - hour)),
+            ("/r/A.rs".to_string(), Some(now - 72 * hour)),
+            ("/r/newest.rs".to_string(), Some(now)),
+            ("/r/a.rs".to_string(), Some(now - 72 * hour)),
+        ];
+        sort_recent_first(&mut files, now);
+        let order: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            order,
+            vec!["/r/newest.rs", "/r/new.rs", "/r/A.rs", "/r/a.rs", "/r/b.rs"]
+        );
+    }
+
+    #[test]
+    fn glob_semantics() {
+        let m = compile("*.rs", false).unwrap();
+        assert!(m.is_match("main.rs") && !m.is_match("src/main.rs"));
+        let m = compile("**/*.rs", false).unwrap();
+        assert!(m.is_match("main.rs") && m.is_match("a/b/c.RS"));
+        let m = compile("src/**/*.{ts,tsx}", true).unwrap();
+        assert!(m.is_match("src/a/b.tsx") && !m.is_match("src/a/b.TSX") && !m.is_match("lib/b.ts"));
+        let m = compile("[ab].txt", false).unwrap();
+        assert!(m.is_match("a.txt") && !m.is_match("c.txt"));
+        assert!(compile("**/.*", false).unwrap().is_match("x/.env"));
+        assert!(compile("a[", false).is_err());
+    }
+
+    #[test]
+    fn patterns_relative_to_the_search_dir() {
+        assert_eq!(relative_pattern("./src/*.rs", Path::new("/r")), "src/*.rs");
+        assert_eq!(relative_pattern("/r/src/*.rs", Path::new("/r")), "src/*.rs");
+        assert_eq!(relative_pattern("**/*.rs", Path::new("/r")), "**/*.rs");
+    }
+}

@@ -1,0 +1,224 @@
+//! `list_directory` (TOOLS.md 4): the immediate children of one directory,
+//! directories first, with the number of entries ignore files hid.
+
+use std::ffi::OsStr;
+use std::os::fd::AsFd;
+use std::path::Path;
+use std::sync::Arc;
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
+use crate::guard::Resolved;
+use crate::params::{Alias, JsonObject, portable_schema};
+use crate::walk::{self, WalkOptions};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListDirectoryParams {
+    /// The directory to list: an absolute path, or a path relative to the
+    /// primary workspace root.
+    pub path: String,
+    /// Glob patterns matched against entry names; matching entries are left
+    /// out (for example ["*.log", "tmp"]).
+    pub ignore: Option<Vec<String>>,
+    /// Whether to hide entries that .gitignore files ignore (inside a git
+    /// work tree). Default true.
+    #[schemars(extend("default" = true))]
+    pub respect_git_ignore: Option<bool>,
+}
+
+/// Accepted but unpublished.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Hidden {
+    /// Whether to hide entries the root's .geminiignore ignores. Default true.
+    pub respect_gemini_ignore: Option<bool>,
+}
+
+pub const FILTER_ALIASES: &[Alias] = &[
+    Alias {
+        from: "dir_path",
+        to: "path",
+    },
+    Alias {
+        from: "file_filtering_options.respect_git_ignore",
+        to: "respect_git_ignore",
+    },
+    Alias {
+        from: "file_filtering_options.respect_gemini_ignore",
+        to: "respect_gemini_ignore",
+    },
+];
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "list_directory",
+        title: "List Directory",
+        description: "Lists the files and subdirectories directly inside a directory of the \
+            workspace, directories first, each marked [DIR]. Entries hidden by .gitignore or \
+            .geminiignore are left out and counted; use 'ignore' to leave out more by name.",
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        schema: portable_schema::<ListDirectoryParams>(),
+        hidden_schema: Some(portable_schema::<Hidden>()),
+        aliases: FILTER_ALIASES,
+        handler: |ctx, args| Box::pin(run(ctx, args)),
+    }
+}
+
+fn outside(_path: &Path, dirs: &str) -> String {
+    format!("Path must be within one of the workspace directories: {dirs}")
+}
+
+async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
+    let params: ListDirectoryParams = parse_args(&args)?;
+    let hidden: Hidden = parse_args(&args)?;
+    let name_filter = name_globs(params.ignore.as_deref().unwrap_or_default())?;
+    let state = ctx.state.clone();
+    let guard = &state.guard;
+    let resolved = guard
+        .resolve(&params.path)
+        .map_err(|r| super::refusal_message(guard, r, outside))?;
+    let abs = resolved.display.display().to_string();
+    let Some(meta) = resolved.metadata() else {
+        return Err(format!("Error listing directory: {abs} does not exist.").into());
+    };
+    if !meta.is_dir() {
+        return Err(format!("Error: Path is not a directory: {abs}").into());
+    }
+    let options = WalkOptions {
+        respect_git_ignore: params.respect_git_ignore.unwrap_or(true),
+        respect_gemini_ignore: hidden.respect_gemini_ignore.unwrap_or(true),
+        ..WalkOptions::default()
+    };
+    // A directory's size grows with its entries; big ones leave the thread.
+    let cost = meta.len() * 4;
+    run_sized(cost, move || {
+        list(&state, &resolved, &abs, &name_filter, options)
+    })
+    .await
+}
+
+fn name_globs(patterns: &[String]) -> Result<GlobSet, ToolError> {
+    let mut set = GlobSetBuilder::new();
+    for p in patterns {
+        let glob = GlobBuilder::new(p)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| ToolError(format!("Invalid pattern in 'ignore': {p}: {e}")))?;
+        set.add(glob);
+    }
+    set.build()
+        .map_err(|e| ToolError(format!("Invalid 'ignore' patterns: {e}")))
+}
+
+struct Entry {
+    name: String,
+    is_dir: bool,
+}
+
+fn list(
+    state: &Arc<State>,
+    dir: &Resolved,
+    abs: &str,
+    name_filter: &GlobSet,
+    options: WalkOptions,
+) -> ToolResult {
+    let guard = &state.guard;
+    let respect_git = options.respect_git_ignore;
+    let uses_rules = options.respect_git_ignore || options.respect_gemini_ignore;
+    let mut matcher = if uses_rules {
+        walk::path_matcher(guard, &dir.real, options)
+    } else {
+        None
+    };
+    let handle = guard
+        .open_dir(dir)
+        .map_err(|e| ToolError(format!("Error listing directory: {abs}: {e}")))?;
+    let reader = rustix::fs::Dir::read_from(handle.as_fd())
+        .map_err(|e| ToolError(format!("Error listing directory: {abs}: {e}")))?;
+    let mut entries = Vec::new();
+    let mut seen_any = false;
+    let mut ignored = 0usize;
+    for item in reader {
+        let item = item.map_err(|e| ToolError(format!("Error listing directory: {abs}: {e}")))?;
+        let raw = item.file_name().to_bytes();
+        if raw == b"." || raw == b".." {
+            continue;
+        }
+        seen_any = true;
+        let Ok(name) = std::str::from_utf8(raw) else {
+            continue;
+        };
+        let Some(is_dir) = entry_is_dir(guard, dir, name, item.file_type()) else {
+            continue; // a link leaving the roots, or dangling
+        };
+        if name_filter.is_match(name) {
+            continue;
+        }
+        let hidden_git = respect_git && name == ".git";
+        let hidden_rules = matcher
+            .as_mut()
+            .is_some_and(|m| m.matched(name, is_dir).is_ignore());
+        if hidden_git || hidden_rules {
+            ignored += 1;
+            continue;
+        }
+        entries.push(Entry {
+            name: name.to_string(),
+            is_dir,
+        });
+    }
+    if !seen_any {
+        return super::text(format!("Directory {abs} is empty."));
+    }
+    let (mut dirs, mut files): (Vec<Entry>, Vec<Entry>) =
+        entries.into_iter().partition(|e| e.is_dir);
+    walk::sort_by_path(&mut dirs, |e| &e.name);
+    walk::sort_by_path(&mut files, |e| &e.name);
+    let mut out = String::with_capacity(64 + (dirs.len() + files.len()) * 24);
+    out.push_str(&format!("Directory listing for {abs}:"));
+    for d in &dirs {
+        out.push_str("\n[DIR] ");
+        out.push_str(&d.name);
+    }
+    for f in &files {
+        out.push('\n');
+        out.push_str(&f.name);
+    }
+    if ignored > 0 {
+        out.push_str(&format!("\n\n({ignored} ignored)"));
+    }
+    super::text(out)
+}
+
+/// Whether an entry is a directory; for a symlink, whether its target is,
+/// and None if the link leaves the roots or dangles.
+fn entry_is_dir(
+    guard: &crate::guard::Guard,
+    dir: &Resolved,
+    name: &str,
+    kind: rustix::fs::FileType,
+) -> Option<bool> {
+    use rustix::fs::FileType;
+    match kind {
+        FileType::Directory => Some(true),
+        FileType::Symlink => {
+            let resolved = guard
+                .resolve_absolute(&dir.real.join(OsStr::new(name)))
+                .ok()?;
+            resolved.metadata().map(|m| m.is_dir())
+        }
+        FileType::Unknown => {
+            let meta = std::fs::symlink_metadata(dir.real.join(name)).ok()?;
+            if meta.file_type().is_symlink() {
+                entry_is_dir(guard, dir, name, FileType::Symlink)
+            } else {
+                Some(meta.is_dir())
+            }
+        }
+        _ => Some(false),
+    }
+}

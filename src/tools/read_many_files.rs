@@ -1,0 +1,578 @@
+//! `read_many_files` (TOOLS.md 7): the content of many files in one call,
+//! gathered from paths, directories and glob patterns, in path order, with
+//! a report of what was skipped and why.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use rmcp::model::ContentBlock;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::list_directory::Hidden;
+use super::read_file::media_block;
+use super::{CallContext, State, ToolError, ToolResult, ToolSpec, cancellable, parse_args};
+use crate::filekind;
+use crate::guard::{Guard, Refusal};
+use crate::params::{Alias, JsonObject, portable_schema};
+use crate::reading::{self, Body, ReadFailure};
+use crate::text::LineRange;
+use crate::walk::{self, Walk, WalkOptions};
+
+/// Text returned in all, at most; files past it are named in a note.
+pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
+/// Lines and characters per file, as read_file.
+const DEFAULT_RANGE: LineRange = LineRange {
+    start: 0,
+    count: 2000,
+};
+/// Skipped files listed one by one, at most.
+const MAX_SKIPPED_LISTED: usize = 50;
+
+const TRUNCATION_WARNING: &str = "[WARNING: This file was truncated. To view the full content, use the 'read_file' tool on this specific file.]\n\n";
+const NOTHING_READ: &str = "No files matching the criteria were found or all were skipped.";
+
+/// Extensions and names skipped by `useDefaultExcludes`.
+const DEFAULT_EXCLUDED_EXTENSIONS: &[&str] = &[
+    "zip", "tar", "gz", "tgz", "bz2", "xz", "7z", "rar", "exe", "dll", "so", "dylib", "class",
+    "jar", "war", "pyc", "pyo", "bin", "doc", "docx", "xls", "xlsx", "ppt", "pptx", "odt", "ods",
+    "odp",
+];
+const DEFAULT_EXCLUDED_NAMES: &[&str] = &[".DS_Store", ".env"];
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadManyFilesParams {
+    /// Files, directories or glob patterns to read, absolute or relative to
+    /// the workspace roots, e.g. ["src/main.rs", "docs", "src/**/*.ts"]. A
+    /// directory means every file beneath it.
+    #[schemars(length(min = 1))]
+    pub paths: Vec<String>,
+    /// More glob patterns whose files are added, e.g. ["**/*.md"].
+    pub include: Option<Vec<String>>,
+    /// Glob patterns whose files are left out, e.g. ["**/*.test.ts"].
+    pub exclude: Option<Vec<String>>,
+    /// Whether directories are read recursively. Default true.
+    #[schemars(extend("default" = true))]
+    pub recursive: Option<bool>,
+    /// Whether to skip archives, office documents, compiled Python files,
+    /// .DS_Store and .env. Default true.
+    #[serde(rename = "useDefaultExcludes")]
+    #[schemars(rename = "useDefaultExcludes", extend("default" = true))]
+    pub use_default_excludes: Option<bool>,
+    /// Whether to leave out files that .gitignore files ignore (inside a git
+    /// work tree). Default true.
+    #[schemars(extend("default" = true))]
+    pub respect_git_ignore: Option<bool>,
+}
+
+const ALIASES: &[Alias] = &[
+    // v0.24 spelling: the file list given as `include`.
+    Alias {
+        from: "include",
+        to: "paths",
+    },
+    Alias {
+        from: "file_filtering_options.respect_git_ignore",
+        to: "respect_git_ignore",
+    },
+    Alias {
+        from: "file_filtering_options.respect_gemini_ignore",
+        to: "respect_gemini_ignore",
+    },
+];
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "read_many_files",
+        title: "Read Many Files",
+        description: "Reads many files of the workspace in one call: give paths, directories \
+            (every file beneath) or glob patterns (such as \"src/**/*.ts\"). Each text file comes \
+            back under a '--- <path> ---' header, in path order, cut at 2000 lines like read_file. \
+            Images, audio and PDF are included only when asked for by name or extension. Ignored, \
+            binary and oversized files are skipped and listed at the end with the reason.",
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        schema: portable_schema::<ReadManyFilesParams>(),
+        hidden_schema: Some(portable_schema::<Hidden>()),
+        aliases: ALIASES,
+        handler: |ctx, args| Box::pin(run(ctx, args)),
+    }
+}
+
+/// How the gathering treats files.
+struct Rules {
+    walk: WalkOptions,
+    exclude: GlobSet,
+    default_excludes: bool,
+}
+
+/// A file to read, and whether media in it may be returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asked {
+    /// Named directly, or by a pattern naming its extension.
+    ByName,
+    /// Found under a directory or by a pattern that does not name media.
+    Incidentally,
+}
+
+/// Files gathered (by path, in path order) and files skipped with reasons.
+#[derive(Default)]
+struct Gathered {
+    files: BTreeMap<String, (PathBuf, Asked)>,
+    skipped: Vec<(String, String)>,
+}
+
+impl Gathered {
+    fn add(&mut self, shown: String, real: PathBuf, asked: Asked) {
+        let entry = self.files.entry(shown).or_insert((real, asked));
+        if asked == Asked::ByName {
+            entry.1 = Asked::ByName;
+        }
+    }
+
+    fn skip(&mut self, what: impl Into<String>, why: impl Into<String>) {
+        self.skipped.push((what.into(), why.into()));
+    }
+}
+
+async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
+    let params: ReadManyFilesParams = parse_args(&args)?;
+    let hidden: Hidden = parse_args(&args)?;
+    let exclude = glob_set(params.exclude.as_deref().unwrap_or_default())?;
+    let recursive = params.recursive.unwrap_or(true);
+    let rules = Rules {
+        walk: WalkOptions {
+            respect_git_ignore: params.respect_git_ignore.unwrap_or(true),
+            respect_gemini_ignore: hidden.respect_gemini_ignore.unwrap_or(true),
+            max_depth: (!recursive).then_some(1),
+            ..WalkOptions::default()
+        },
+        exclude,
+        default_excludes: params.use_default_excludes.unwrap_or(true),
+    };
+    let mut patterns = params.paths.clone();
+    for extra in params.include.iter().flatten() {
+        if !patterns.contains(extra) {
+            patterns.push(extra.clone());
+        }
+    }
+    let state = ctx.state.clone();
+    cancellable(move |stop| {
+        let gathered = gather(&state, &patterns, &rules, stop);
+        Ok(render(&state, gathered))
+    })
+    .await
+}
+
+fn glob_set(patterns: &[String]) -> Result<GlobSet, ToolError> {
+    let mut set = GlobSetBuilder::new();
+    for p in patterns {
+        let glob = GlobBuilder::new(p.trim_start_matches("./"))
+            .literal_separator(true)
+            .empty_alternates(true)
+            .build()
+            .map_err(|e| ToolError(format!("Invalid glob pattern \"{p}\": {e}")))?;
+        set.add(glob);
+        // A pattern without '/' also matches at any depth, by file name.
+        if !p.contains('/')
+            && let Ok(g) = GlobBuilder::new(&format!("**/{p}"))
+                .literal_separator(true)
+                .build()
+        {
+            set.add(g);
+        }
+    }
+    set.build()
+        .map_err(|e| ToolError(format!("Invalid glob patterns: {e}")))
+}
+
+fn is_glob(pattern: &str) -> bool {
+    pattern.contains(['*', '?', '[', '{'])
+}
+
+fn gather(state: &State, patterns: &[String], rules: &Rules, stop: &AtomicBool) -> Gathered {
+    let guard = &state.guard;
+    let mut out = Gathered::default();
+    for pattern in patterns {
+        if pattern.trim().is_empty() {
+            out.skip(pattern.clone(), "empty path");
+            continue;
+        }
+        if is_glob(pattern) {
+            gather_glob(guard, pattern, rules, stop, &mut out);
+        } else {
+            gather_path(guard, pattern, rules, stop, &mut out);
+        }
+    }
+    out
+}
+
+/// A plain path: a file, or a directory to expand. Relative paths are tried
+/// against every root, primary first.
+fn gather_path(guard: &Guard, raw: &str, rules: &Rules, stop: &AtomicBool, out: &mut Gathered) {
+    let candidates: Vec<String> = if Path::new(raw).is_absolute() || raw.starts_with("file://") {
+        vec![raw.to_string()]
+    } else {
+        guard
+            .roots()
+            .map(|r| r.join(raw).display().to_string())
+            .collect()
+    };
+    let mut last_refusal = None;
+    for candidate in &candidates {
+        match guard.resolve(candidate) {
+            Ok(resolved) if resolved.is_dir() => {
+                expand_dir(guard, &resolved.real, rules, stop, out);
+                return;
+            }
+            Ok(resolved) if resolved.exists() => {
+                if is_ignored(guard, &resolved.real, rules) {
+                    out.skip(
+                        resolved.display.display().to_string(),
+                        "ignored by .gitignore or .geminiignore",
+                    );
+                } else {
+                    out.add(
+                        resolved.display.display().to_string(),
+                        resolved.real,
+                        Asked::ByName,
+                    );
+                }
+                return;
+            }
+            Ok(_) => {}
+            Err(refusal) => last_refusal = Some(refusal),
+        }
+    }
+    let why = match last_refusal {
+        Some(Refusal::Outside { .. }) => "outside the workspace roots".to_string(),
+        Some(Refusal::Invalid(m)) => m,
+        Some(Refusal::Unresolvable { reason, .. }) => reason,
+        None => "not found".to_string(),
+    };
+    out.skip(raw.to_string(), why);
+}
+
+fn is_ignored(guard: &Guard, real: &Path, rules: &Rules) -> bool {
+    let Some(parent) = real.parent() else {
+        return false;
+    };
+    let Some(name) = real.file_name() else {
+        return false;
+    };
+    walk::path_matcher(guard, parent, rules.walk.clone())
+        .is_some_and(|mut m| m.matched(name, false).is_ignore())
+}
+
+/// Every file below a directory (media only if a pattern asks for it).
+fn expand_dir(guard: &Guard, dir: &Path, rules: &Rules, stop: &AtomicBool, out: &mut Gathered) {
+    let found = Mutex::new(Vec::new());
+    Walk::new(guard, dir, rules.walk.clone()).files(stop, |f| {
+        found
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((f.path.to_path_buf(), f.rel.to_string()));
+        true
+    });
+    for (path, rel) in found.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        consider(path, &rel, rules, Asked::Incidentally, out);
+    }
+}
+
+/// A glob pattern, matched in every root (or the one an absolute pattern names).
+fn gather_glob(guard: &Guard, pattern: &str, rules: &Rules, stop: &AtomicBool, out: &mut Gathered) {
+    let asks_media = names_media(pattern);
+    let mut matched_any = false;
+    for root in guard.roots() {
+        let relative = match Path::new(pattern).strip_prefix(root) {
+            Ok(rel) => rel.to_string_lossy().into_owned(),
+            Err(_) if Path::new(pattern).is_absolute() => continue,
+            Err(_) => pattern.trim_start_matches("./").to_string(),
+        };
+        let Ok(glob) = GlobBuilder::new(&relative)
+            .literal_separator(true)
+            .empty_alternates(true)
+            .build()
+        else {
+            out.skip(pattern.to_string(), "invalid glob pattern");
+            return;
+        };
+        let matcher = glob.compile_matcher();
+        // Walk only below the pattern's literal leading directories.
+        let (prefix, _) = literal_prefix(&relative);
+        let start = root.join(&prefix);
+        let Ok(resolved) = guard.resolve_absolute(&start) else {
+            continue;
+        };
+        if !resolved.is_dir() {
+            continue;
+        }
+        let found = Mutex::new(Vec::new());
+        Walk::new(guard, &resolved.real, rules.walk.clone()).files(stop, |f| {
+            let rel = if prefix.as_os_str().is_empty() {
+                f.rel.to_string()
+            } else {
+                format!("{}/{}", prefix.display(), f.rel)
+            };
+            if matcher.is_match(&rel) {
+                found
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((f.path.to_path_buf(), rel));
+            }
+            true
+        });
+        for (path, rel) in found.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            matched_any = true;
+            let asked = if asks_media {
+                Asked::ByName
+            } else {
+                Asked::Incidentally
+            };
+            consider(path, &rel, rules, asked, out);
+        }
+    }
+    if !matched_any {
+        out.skip(pattern.to_string(), "no file matches this pattern");
+    }
+}
+
+/// The leading components of a relative pattern that hold no glob
+/// characters (the directory a walk can start in), and the rest.
+fn literal_prefix(pattern: &str) -> (PathBuf, String) {
+    let mut prefix = PathBuf::new();
+    let mut components = Path::new(pattern).components().peekable();
+    while let Some(c) = components.next() {
+        let is_last = components.peek().is_none();
+        match c {
+            Component::Normal(n) if !is_last && !is_glob(&n.to_string_lossy()) => prefix.push(n),
+            _ => break,
+        }
+    }
+    let rest = Path::new(pattern)
+        .strip_prefix(&prefix)
+        .map(|r| r.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| pattern.to_string());
+    (prefix, rest)
+}
+
+/// Whether a pattern names a media extension (then media it finds are read).
+fn names_media(pattern: &str) -> bool {
+    let lower = pattern.to_ascii_lowercase();
+    [
+        "png", "jpg", "jpeg", "gif", "webp", "bmp", "mp3", "wav", "aiff", "aif", "aac", "ogg",
+        "flac", "m4a", "pdf",
+    ]
+    .iter()
+    .any(|ext| {
+        lower.contains(&format!(".{ext}"))
+            || lower.contains(&format!("{{{ext}"))
+            || lower.contains(&format!(",{ext}"))
+    })
+}
+
+/// Applies excludes to a file found by expansion.
+fn consider(path: PathBuf, rel: &str, rules: &Rules, asked: Asked, out: &mut Gathered) {
+    let shown = path.display().to_string();
+    if rules.exclude.is_match(rel) {
+        return;
+    }
+    if rules.default_excludes {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let ext = filekind::extension(&path).unwrap_or_default();
+        if DEFAULT_EXCLUDED_NAMES.contains(&name)
+            || DEFAULT_EXCLUDED_EXTENSIONS.contains(&ext.as_str())
+        {
+            out.skip(
+                shown,
+                "excluded by default (archive, office or compiled file, .env or .DS_Store)",
+            );
+            return;
+        }
+    }
+    out.add(shown, path, asked);
+}
+
+/// One file's outcome.
+enum Piece {
+    Text { shown: String, text: String },
+    Media { shown: String, block: Box<ContentBlock> },
+    Skipped { shown: String, why: String },
+}
+
+fn read_one(state: &State, shown: &str, real: &Path, asked: Asked) -> Piece {
+    let skipped = |why: String| Piece::Skipped {
+        shown: shown.to_string(),
+        why,
+    };
+    let guard = &state.guard;
+    let resolved = match guard.resolve_absolute(real) {
+        Ok(r) => r,
+        Err(_) => return skipped("outside the workspace roots".into()),
+    };
+    let opened = match reading::open(guard, &resolved) {
+        Ok(o) => o,
+        Err(e) => return skipped(failure_reason(e)),
+    };
+    match reading::read(opened, None, DEFAULT_RANGE) {
+        Ok(Body::Text { window, .. }) => {
+            let mut text = String::new();
+            if !window.is_whole_file() {
+                text.push_str(TRUNCATION_WARNING);
+            }
+            text.push_str(&window.text());
+            Piece::Text {
+                shown: shown.to_string(),
+                text,
+            }
+        }
+        Ok(Body::Media { kind, mime, base64 }) => match asked {
+            Asked::ByName => Piece::Media {
+                shown: shown.to_string(),
+                block: Box::new(media_block(kind, mime, base64, real)),
+            },
+            Asked::Incidentally => {
+                skipped(format!("{mime} file not asked for by name or extension"))
+            }
+        },
+        Ok(Body::Binary) => skipped("binary file".into()),
+        Ok(Body::SvgTooLarge) => skipped("SVG file larger than 1MB".into()),
+        Err(e) => skipped(failure_reason(e)),
+    }
+}
+
+fn failure_reason(e: ReadFailure) -> String {
+    match e {
+        ReadFailure::NotFound => "not found".into(),
+        ReadFailure::IsDirectory => "a directory".into(),
+        ReadFailure::TooLarge { size, .. } => format!(
+            "too large ({}MB; the limit is 20MB)",
+            reading::megabytes(size)
+        ),
+        ReadFailure::NotRegular(why) => format!("not a regular file ({why})"),
+        ReadFailure::Io(e) => format!("unreadable ({e})"),
+    }
+}
+
+/// Reads the gathered files (in parallel) and assembles the answer.
+fn render(state: &State, gathered: Gathered) -> Vec<ContentBlock> {
+    let Gathered { files, mut skipped } = gathered;
+    let files: Vec<(String, PathBuf, Asked)> =
+        files.into_iter().map(|(s, (p, a))| (s, p, a)).collect();
+    let mut ordered: Vec<(String, PathBuf, Asked)> = files;
+    walk::sort_by_path(&mut ordered, |(s, _, _)| s);
+    let pieces = read_all(state, &ordered);
+
+    let mut blocks = Vec::new();
+    let mut used = 0usize;
+    let mut left_out = Vec::new();
+    for piece in pieces {
+        match piece {
+            Piece::Text { shown, text } => {
+                let block = format!("--- {shown} ---\n\n{text}\n\n");
+                if used + block.len() > MAX_OUTPUT_BYTES {
+                    left_out.push(shown);
+                    continue;
+                }
+                used += block.len();
+                blocks.push(ContentBlock::text(block));
+            }
+            Piece::Media { shown, block } => {
+                blocks.push(ContentBlock::text(format!("--- {shown} ---\n\n")));
+                blocks.push(*block);
+            }
+            Piece::Skipped { shown, why } => skipped.push((shown, why)),
+        }
+    }
+    let mut tail = Vec::new();
+    if !left_out.is_empty() {
+        tail.push(format!(
+            "Left out to keep the answer under 1 MB ({} files); read them with read_file: {}",
+            left_out.len(),
+            left_out.join(", ")
+        ));
+    }
+    if !skipped.is_empty() {
+        walk::sort_by_path(&mut skipped, |(s, _)| s);
+        let mut list = format!("Skipped {} file(s):", skipped.len());
+        for (what, why) in skipped.iter().take(MAX_SKIPPED_LISTED) {
+            list.push_str(&format!("\n- {what}: {why}"));
+        }
+        if skipped.len() > MAX_SKIPPED_LISTED {
+            list.push_str(&format!(
+                "\n- ... and {} more",
+                skipped.len() - MAX_SKIPPED_LISTED
+            ));
+        }
+        tail.push(list);
+    }
+    if blocks.is_empty() {
+        let mut out = vec![ContentBlock::text(NOTHING_READ)];
+        out.extend(tail.into_iter().map(ContentBlock::text));
+        return out;
+    }
+    blocks.push(ContentBlock::text("\n--- End of content ---"));
+    blocks.extend(
+        tail.into_iter()
+            .map(|t| ContentBlock::text(format!("\n{t}"))),
+    );
+    blocks
+}
+
+/// Reads files on a few threads, keeping their order.
+fn read_all(state: &State, files: &[(String, PathBuf, Asked)]) -> Vec<Piece> {
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(8);
+    if files.len() < 32 || threads < 2 {
+        return files
+            .iter()
+            .map(|(s, p, a)| read_one(state, s, p, *a))
+            .collect();
+    }
+    let chunk = files.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|(s, p, a)| read_one(state, s, p, *a))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| match h.join() {
+                Ok(pieces) => pieces,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_prefix_of_patterns() {
+        assert_eq!(literal_prefix("src/**/*.rs").0, PathBuf::from("src"));
+        assert_eq!(literal_prefix("a/b/*.md").0, PathBuf::from("a/b"));
+        assert_eq!(literal_prefix("**/*.md").0, PathBuf::new());
+        assert_eq!(literal_prefix("*.md").0, PathBuf::new());
+        assert_eq!(literal_prefix("x/y[0].txt").0, PathBuf::from("x"));
+    }
+
+    #[test]
+    fn media_asked_by_extension() {
+        assert!(names_media("docs/*.PDF"));
+        assert!(names_media("**/*.{png,jpg}"));
+        assert!(!names_media("src/**/*.rs"));
+    }
+}

@@ -81,7 +81,16 @@ async fn every_tool_has_a_flat_documented_schema_title_and_annotations() {
     let server = Server::start(&[&dir.path], &[]).await;
     let tools = server.client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    for expected in ["read_file", "file_read"] {
+    for expected in [
+        "read_file",
+        "write_file",
+        "replace",
+        "list_directory",
+        "glob",
+        "search_file_content",
+        "read_many_files",
+        "file_read",
+    ] {
         assert!(
             names.contains(&expected),
             "{expected} missing from {names:?}"

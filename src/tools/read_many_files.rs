@@ -399,9 +399,18 @@ fn consider(path: PathBuf, rel: &str, rules: &Rules, asked: Asked, out: &mut Gat
 
 /// One file's outcome.
 enum Piece {
-    Text { shown: String, text: String },
-    Media { shown: String, block: Box<ContentBlock> },
-    Skipped { shown: String, why: String },
+    Text {
+        shown: String,
+        text: String,
+    },
+    Media {
+        shown: String,
+        block: Box<ContentBlock>,
+    },
+    Skipped {
+        shown: String,
+        why: String,
+    },
 }
 
 fn read_one(state: &State, shown: &str, real: &Path, asked: Asked) -> Piece {

@@ -2,7 +2,8 @@
 //! tool (and refuses direct reads of them), and the git-ignore settings the
 //! walkers use.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
@@ -45,6 +46,144 @@ pub fn is_gemini_ignored(root: &Path, path: &Path, is_dir: bool) -> bool {
     rules.matched_path_or_any_parents(rel, is_dir).is_ignore()
 }
 
+/// The ignore rules that apply below one workspace root, evaluated per
+/// directory: inside a git work tree, the `.gitignore` files from the
+/// directory up to the tree's top (deepest first) and `.git/info/exclude`;
+/// then the root's `.geminiignore`. That is the precedence the `ignore`
+/// crate's walker uses. Used where single paths are checked (list_directory,
+/// named files) and by the walk that counts ignored files, at a fraction of
+/// the cost of a generic per-path matcher.
+#[derive(Debug)]
+pub struct IgnoreSet {
+    respect_git: bool,
+    gemini: Option<Gitignore>,
+}
+
+/// The rules for the entries of one directory.
+#[derive(Debug, Clone, Default)]
+pub struct DirRules {
+    /// `.gitignore` matchers, deepest directory first.
+    chain: Vec<Arc<Gitignore>>,
+    /// The work tree's `.git/info/exclude`.
+    exclude: Option<Arc<Gitignore>>,
+    /// Inside a git work tree (else `.gitignore` files do not apply).
+    in_repo: bool,
+    /// The directory itself is ignored: so is everything in it.
+    ignored: bool,
+}
+
+impl IgnoreSet {
+    /// Rules for paths below `root` (a workspace root).
+    pub fn new(root: &Path, respect_git: bool, respect_gemini: bool) -> IgnoreSet {
+        let gemini = if respect_gemini {
+            gemini_ignore(root)
+        } else {
+            None
+        };
+        IgnoreSet {
+            respect_git,
+            gemini,
+        }
+    }
+
+    /// The rules for the entries of `dir`, built from scratch (reads the
+    /// `.gitignore` of `dir` and of each parent up to the work tree's top).
+    pub fn dir_rules(&self, dir: &Path) -> DirRules {
+        let top = if self.respect_git {
+            find_git_root(dir)
+        } else {
+            None
+        };
+        let Some(top) = top else {
+            return DirRules {
+                ignored: self.gemini_says(dir, true),
+                ..DirRules::default()
+            };
+        };
+        let mut rules = self.repo_top_rules(&top);
+        rules.ignored = self.gemini_says(&top, true);
+        let below: Vec<&Path> = dir.ancestors().take_while(|a| *a != top).collect();
+        for ancestor in below.into_iter().rev() {
+            rules = self.child_rules(&rules, ancestor);
+        }
+        rules
+    }
+
+    /// The rules for the entries of `dir`, given the rules of its parent.
+    pub fn child_rules(&self, parent: &DirRules, dir: &Path) -> DirRules {
+        if parent.ignored || self.is_ignored(parent, dir, true) {
+            return DirRules {
+                ignored: true,
+                ..parent.clone()
+            };
+        }
+        if self.respect_git && dir.join(".git").exists() {
+            // A work tree of its own starts here.
+            return self.repo_top_rules(dir);
+        }
+        let mut rules = parent.clone();
+        if rules.in_repo
+            && let Some(gi) = load(dir, &dir.join(".gitignore"))
+        {
+            rules.chain.insert(0, Arc::new(gi));
+        }
+        rules
+    }
+
+    fn repo_top_rules(&self, top: &Path) -> DirRules {
+        DirRules {
+            chain: load(top, &top.join(".gitignore"))
+                .map(Arc::new)
+                .into_iter()
+                .collect(),
+            exclude: load(top, &top.join(".git").join("info").join("exclude")).map(Arc::new),
+            in_repo: true,
+            ignored: false,
+        }
+    }
+
+    /// Whether `path` (an entry of the directory `rules` belong to) is ignored.
+    pub fn is_ignored(&self, rules: &DirRules, path: &Path, is_dir: bool) -> bool {
+        if rules.ignored {
+            return true;
+        }
+        for gi in rules.chain.iter().chain(rules.exclude.iter()) {
+            match gi.matched(path, is_dir) {
+                ignore::Match::Ignore(_) => return true,
+                ignore::Match::Whitelist(_) => return false,
+                ignore::Match::None => {}
+            }
+        }
+        self.gemini_says(path, is_dir)
+    }
+
+    fn gemini_says(&self, path: &Path, is_dir: bool) -> bool {
+        self.gemini.as_ref().is_some_and(|g| {
+            path.starts_with(g.path()) && g.matched_path_or_any_parents(path, is_dir).is_ignore()
+        })
+    }
+}
+
+/// The top of the git work tree containing `dir` (a directory holding
+/// `.git`), if any.
+pub fn find_git_root(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .find(|a| a.join(".git").exists())
+        .map(Path::to_path_buf)
+}
+
+/// A gitignore-syntax file rooted at `root`, if it exists and has rules.
+fn load(root: &Path, file: &Path) -> Option<Gitignore> {
+    if !file.is_file() {
+        return None;
+    }
+    let mut builder = GitignoreBuilder::new(root);
+    if let Some(e) = builder.add(file) {
+        tracing::warn!("{}: {e}", file.display());
+    }
+    builder.build().ok().filter(|g| !g.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,6 +204,51 @@ mod tests {
         assert!(!is_gemini_ignored(root, &root.join("keep.key"), false));
         assert!(!is_gemini_ignored(root, &root.join("public.txt"), false));
         assert!(!is_gemini_ignored(root, root, true));
+    }
+
+    #[test]
+    fn ignore_set_follows_gitignore_precedence() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".git/info")).unwrap();
+        std::fs::write(root.join(".git/info/exclude"), "excluded.txt\n").unwrap();
+        std::fs::write(root.join(".gitignore"), "*.log\nbuild/\n").unwrap();
+        std::fs::create_dir_all(root.join("sub/build")).unwrap();
+        std::fs::write(root.join("sub/.gitignore"), "!keep.log\nlocal.txt\n").unwrap();
+        std::fs::write(root.join(GEMINI_IGNORE), "secret/\n").unwrap();
+        let set = IgnoreSet::new(root, true, true);
+        let top = set.dir_rules(root);
+        assert!(set.is_ignored(&top, &root.join("a.log"), false));
+        assert!(set.is_ignored(&top, &root.join("excluded.txt"), false));
+        assert!(set.is_ignored(&top, &root.join("secret"), true));
+        assert!(!set.is_ignored(&top, &root.join("a.txt"), false));
+        let sub = set.dir_rules(&root.join("sub"));
+        assert!(
+            !set.is_ignored(&sub, &root.join("sub/keep.log"), false),
+            "whitelisted deeper"
+        );
+        assert!(set.is_ignored(&sub, &root.join("sub/other.log"), false));
+        assert!(set.is_ignored(&sub, &root.join("sub/local.txt"), false));
+        assert!(set.is_ignored(&sub, &root.join("sub/build"), true));
+        // Everything below an ignored directory is ignored.
+        let build = set.dir_rules(&root.join("sub/build"));
+        assert!(set.is_ignored(&build, &root.join("sub/build/x.rs"), false));
+        let walked = set.child_rules(&sub, &root.join("sub/build"));
+        assert!(set.is_ignored(&walked, &root.join("sub/build/x.rs"), false));
+        // Without respect for git, only .geminiignore applies.
+        let no_git = IgnoreSet::new(root, false, true);
+        let r = no_git.dir_rules(root);
+        assert!(!no_git.is_ignored(&r, &root.join("a.log"), false));
+        assert!(no_git.is_ignored(&r, &root.join("secret/x"), false));
+    }
+
+    #[test]
+    fn gitignore_applies_only_inside_a_work_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "*.log\n").unwrap();
+        let set = IgnoreSet::new(dir.path(), true, true);
+        let rules = set.dir_rules(dir.path());
+        assert!(!set.is_ignored(&rules, &dir.path().join("a.log"), false));
     }
 
     #[test]

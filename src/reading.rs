@@ -105,11 +105,14 @@ pub fn open(guard: &Guard, resolved: &Resolved) -> Result<Opened, ReadFailure> {
 
 /// Reads an opened file. With `range` None, the file must be at most 20 MB
 /// and `default_range` lines are collected; with a range, text of any size
-/// is streamed.
+/// is streamed. With `lines`, a text window always holds its lines
+/// (file_read numbers them); otherwise a small file that fits is returned in
+/// one piece.
 pub fn read(
     opened: Opened,
     range: Option<LineRange>,
     default_range: LineRange,
+    lines: bool,
 ) -> Result<Body, ReadFailure> {
     let Opened {
         mut file,
@@ -155,6 +158,14 @@ pub fn read(
         return Err(ReadFailure::TooLarge { size, text: true });
     }
     let range = range.unwrap_or(default_range);
+    if !lines
+        && range.start == 0
+        && encoding.is_utf8()
+        && let Some(data) = &whole
+        && let Some(window) = text::whole_text(&data[encoding.bom().len()..], range.count)
+    {
+        return Ok(Body::Text { window, encoding });
+    }
     let window = match whole {
         Some(data) => text::read_window(Utf8Reader::new(&data[..], encoding), range),
         None => text::read_window(Utf8Reader::new(file, encoding), range),

@@ -119,7 +119,15 @@ pub struct Outcome {
 struct Discovered {
     path: PathBuf,
     rel: String,
+    searched: bool,
+    /// Present only for a searched file with matches.
     hits: Option<FileHits>,
+}
+
+/// One walker thread's share of phase one.
+struct ThreadState {
+    worker: Worker,
+    discovered: Vec<Discovered>,
 }
 
 /// Searches `start` (a directory, or one file) for `query`.
@@ -131,12 +139,7 @@ pub fn search(
     stop: &AtomicBool,
     on_progress: &(dyn Fn(usize) + Sync),
 ) -> Outcome {
-    let found = AtomicUsize::new(0);
-    let searched = AtomicUsize::new(0);
-    let timed_out = AtomicBool::new(false);
-    let discovered: Mutex<Vec<Discovered>> = Mutex::new(Vec::new());
     let mut outcome = Outcome::default();
-
     if is_file {
         let rel = start
             .file_name()
@@ -148,14 +151,22 @@ pub fn search(
         let file = Discovered {
             path: start.to_path_buf(),
             rel,
-            hits: Some(hits),
+            searched: true,
+            hits,
         };
-        return finish(vec![file], query, outcome, &mut worker);
+        return finish(vec![file], query, outcome, stop);
     }
 
+    // Phase one: search while the walk discovers files, until the cap.
+    let found = AtomicUsize::new(0);
+    let searched = AtomicUsize::new(0);
+    let timed_out = AtomicBool::new(false);
     let walk = Walk::new(guard, start, query.walk.clone());
-    let workers: Mutex<Vec<Worker>> = Mutex::new(Vec::new());
-    walk.files(stop, |f| {
+    let make = || ThreadState {
+        worker: Worker::new(query),
+        discovered: Vec::new(),
+    };
+    let per_thread = walk.files(stop, make, |state, f| {
         if Instant::now() >= query.deadline {
             timed_out.store(true, Ordering::Relaxed);
             return false;
@@ -165,73 +176,59 @@ pub fn search(
         {
             return true;
         }
-        let hits = if found.load(Ordering::Relaxed) < query.total_max {
-            let mut worker = take_worker(&workers, query);
-            let hits = worker.search(f.path, f.rel);
-            workers
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(worker);
-            found.fetch_add(hits.matches, Ordering::Relaxed);
+        let search_now = found.load(Ordering::Relaxed) < query.total_max;
+        let hits = if search_now {
+            let hits = state.worker.search(f.path, f.rel);
+            found.fetch_add(hits.as_ref().map_or(0, |h| h.matches), Ordering::Relaxed);
             let n = searched.fetch_add(1, Ordering::Relaxed) + 1;
             if n.is_multiple_of(64) {
                 on_progress(n);
             }
-            Some(hits)
+            hits
         } else {
             None
         };
-        let item = Discovered {
+        state.discovered.push(Discovered {
             path: f.path.to_path_buf(),
             rel: f.rel.to_string(),
+            searched: search_now,
             hits,
-        };
-        discovered
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(item);
+        });
         true
     });
     outcome.timed_out = timed_out.load(Ordering::Relaxed);
     outcome.cancelled = stop.load(Ordering::Relaxed);
     outcome.files_searched = searched.load(Ordering::Relaxed);
-    let files = discovered.into_inner().unwrap_or_else(|p| p.into_inner());
-    let mut worker = take_worker(&workers, query);
-    finish(files, query, outcome, &mut worker)
+    let files = per_thread.into_iter().flat_map(|t| t.discovered).collect();
+    finish(files, query, outcome, stop)
 }
 
-fn take_worker(pool: &Mutex<Vec<Worker>>, query: &Query) -> Worker {
-    let existing = pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
-    existing.unwrap_or_else(|| Worker::new(query))
-}
-
-/// Puts discovered files in path order and takes the first `total_max`
-/// matches, searching unsearched files on the way as needed.
+/// Phase two: puts discovered files in path order and takes the first
+/// `total_max` matches, searching (in parallel, in order) the files phase
+/// one skipped, only as far as needed.
 fn finish(
     mut files: Vec<Discovered>,
     query: &Query,
     mut outcome: Outcome,
-    worker: &mut Worker,
+    stop: &AtomicBool,
 ) -> Outcome {
     walk::sort_by_path(&mut files, |d| &d.rel);
-    let mut total = 0usize;
     let stopped = outcome.timed_out || outcome.cancelled;
+    if !stopped && files.iter().any(|f| !f.searched) {
+        outcome.files_searched += fill_in_order(&mut files, query, stop);
+        outcome.timed_out |= Instant::now() >= query.deadline;
+    }
+    let mut total = 0usize;
     let mut items = files.into_iter();
     for item in items.by_ref() {
-        let hits = match item.hits {
-            Some(hits) => hits,
-            None if stopped => {
-                outcome.limited = true;
-                continue;
-            }
-            None => {
-                outcome.files_searched += 1;
-                worker.search(&item.path, &item.rel)
-            }
-        };
-        if hits.matches == 0 {
+        if !item.searched {
+            // Stopped early (time limit or cancellation).
+            outcome.limited = true;
             continue;
         }
+        let Some(hits) = item.hits else {
+            continue;
+        };
         let room = query.total_max - total;
         let hits = if hits.matches > room {
             outcome.limited = true;
@@ -246,10 +243,88 @@ fn finish(
         }
     }
     // Past the cap: were there more matches, or files never searched?
-    if items.any(|rest| rest.hits.is_none_or(|h| h.matches > 0)) {
+    if items.any(|rest| !rest.searched || rest.hits.is_some()) {
         outcome.limited = true;
     }
     outcome
+}
+
+/// Searches the unsearched files of `files` (in path order) on several
+/// threads, in order, until the matches of the fully searched prefix reach
+/// the cap. Returns how many files it searched.
+fn fill_in_order(files: &mut [Discovered], query: &Query, stop: &AtomicBool) -> usize {
+    struct Progress {
+        /// Length of the prefix whose files all have results.
+        done_upto: usize,
+        matches: usize,
+    }
+    // None: not searched yet; Some(hits): searched.
+    let slots: Vec<Mutex<Option<Option<FileHits>>>> = files
+        .iter_mut()
+        .map(|f| Mutex::new(f.searched.then(|| f.hits.take())))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let limit = AtomicUsize::new(files.len());
+    let searched = AtomicUsize::new(0);
+    let progress = Mutex::new(Progress {
+        done_upto: 0,
+        matches: 0,
+    });
+    let advance = || {
+        let mut p = progress.lock().unwrap_or_else(|e| e.into_inner());
+        while p.done_upto < slots.len() {
+            let slot = slots[p.done_upto].lock().unwrap_or_else(|e| e.into_inner());
+            let Some(hits) = slot.as_ref() else { break };
+            p.matches += hits.as_ref().map_or(0, |h| h.matches);
+            drop(slot);
+            p.done_upto += 1;
+            if p.matches >= query.total_max {
+                limit.store(p.done_upto, Ordering::Relaxed);
+                break;
+            }
+        }
+    };
+    advance();
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(12);
+    let names: Vec<(&Path, &str)> = files
+        .iter()
+        .map(|f| (f.path.as_path(), f.rel.as_str()))
+        .collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                let mut worker = Worker::new(query);
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= limit.load(Ordering::Relaxed)
+                        || stop.load(Ordering::Relaxed)
+                        || Instant::now() >= query.deadline
+                    {
+                        break;
+                    }
+                    let Some(slot) = slots.get(i) else { break };
+                    let missing = slot.lock().unwrap_or_else(|e| e.into_inner()).is_none();
+                    if missing {
+                        let (path, rel) = names[i];
+                        let hits = worker.search(path, rel);
+                        searched.fetch_add(1, Ordering::Relaxed);
+                        *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(hits);
+                    }
+                    advance();
+                }
+            });
+        }
+    });
+    drop(names);
+    for (file, slot) in files.iter_mut().zip(slots) {
+        if let Some(hits) = slot.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            file.searched = true;
+            file.hits = hits;
+        }
+    }
+    searched.into_inner()
 }
 
 /// Keeps the first `keep` matches of a file (and their context).
@@ -270,7 +345,85 @@ fn truncate_hits(mut hits: FileHits, keep: usize) -> FileHits {
     hits
 }
 
-/// A reusable searcher (its buffers) and matcher, one per thread at a time.
+/// Longest stretch without a newline handed to the searcher: past it, a
+/// virtual line break is inserted, so the searcher's buffer (which must
+/// hold a whole line) stays small even for a 50 MB single-line file.
+const MAX_LINE_BYTES: usize = 1024 * 1024;
+
+/// A reader that breaks over-long lines, remembering where, so reported
+/// line numbers can be mapped back to the file's own.
+struct BoundedLines<R> {
+    inner: R,
+    since_newline: usize,
+    /// Stream line numbers (1-based) that end at a virtual break.
+    breaks: Vec<u64>,
+    /// Lines (real and virtual) that ended so far.
+    lines_ended: u64,
+    pending_break: bool,
+    passthrough: bool,
+}
+
+impl<R: std::io::Read> BoundedLines<R> {
+    fn new(inner: R) -> Self {
+        BoundedLines {
+            inner,
+            since_newline: 0,
+            breaks: Vec::new(),
+            lines_ended: 0,
+            pending_break: false,
+            passthrough: false,
+        }
+    }
+
+    /// The file's own line number for a reported (stream) line number.
+    fn real_line(&self, stream_line: u64) -> u64 {
+        stream_line - self.breaks.partition_point(|&b| b < stream_line) as u64
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for BoundedLines<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.pending_break && !buf.is_empty() {
+            buf[0] = b'\n';
+            self.pending_break = false;
+            self.lines_ended += 1;
+            self.breaks.push(self.lines_ended);
+            self.since_newline = 0;
+            return Ok(1);
+        }
+        let room = if self.passthrough {
+            buf.len()
+        } else {
+            buf.len().min(MAX_LINE_BYTES - self.since_newline)
+        };
+        let n = self.inner.read(&mut buf[..room])?;
+        if self.passthrough || n == 0 {
+            return Ok(n);
+        }
+        if self.lines_ended == 0
+            && self.since_newline == 0
+            && n >= 2
+            && matches!(&buf[..2], [0xFF, 0xFE] | [0xFE, 0xFF])
+        {
+            // UTF-16: breaking it could split a code unit; leave it alone.
+            self.passthrough = true;
+            return Ok(n);
+        }
+        let chunk = &buf[..n];
+        let newlines = memchr::memchr_iter(b'\n', chunk).count() as u64;
+        self.lines_ended += newlines;
+        self.since_newline = match memchr::memrchr(b'\n', chunk) {
+            Some(last) => n - last - 1,
+            None => self.since_newline + n,
+        };
+        if self.since_newline >= MAX_LINE_BYTES {
+            self.pending_break = true;
+        }
+        Ok(n)
+    }
+}
+
+/// A reusable searcher (its buffers) and matcher, one per thread.
 struct Worker {
     searcher: Searcher,
     matcher: RegexMatcher,
@@ -290,6 +443,11 @@ impl Worker {
             Some(u64::try_from(cap).unwrap_or(u64::MAX))
         };
         let searcher = SearcherBuilder::new()
+            // Lines are at most MAX_LINE_BYTES (see BoundedLines); context
+            // lines are held too. Past this, the file is skipped.
+            .heap_limit(Some(
+                MAX_LINE_BYTES * (2 + query.before + query.after).min(64),
+            ))
             .line_number(true)
             .binary_detection(BinaryDetection::quit(b'\0'))
             .bom_sniffing(true)
@@ -304,7 +462,8 @@ impl Worker {
         }
     }
 
-    fn search(&mut self, path: &Path, rel: &str) -> FileHits {
+    /// The file's hits, or None if it has no match (or cannot be searched).
+    fn search(&mut self, path: &Path, rel: &str) -> Option<FileHits> {
         let mut sink = Collect {
             lines: Vec::new(),
             matches: 0,
@@ -312,13 +471,34 @@ impl Worker {
             names_only: self.names_only,
         };
         // Unreadable files are skipped like ripgrep skips them.
-        let result = self.searcher.search_path(&self.matcher, path, &mut sink);
-        let empty = result.is_err() || sink.binary;
-        FileHits {
-            rel: rel.to_string(),
-            lines: if empty { Vec::new() } else { sink.lines },
-            matches: if empty { 0 } else { sink.matches },
+        let file = std::fs::File::open(path).ok()?;
+        let mut reader = BoundedLines::new(file);
+        let result = self
+            .searcher
+            .search_reader(&self.matcher, &mut reader, &mut sink);
+        if result.is_err() || sink.binary || sink.matches == 0 {
+            return None;
         }
+        if !reader.breaks.is_empty() {
+            for line in &mut sink.lines {
+                line.number = reader.real_line(line.number);
+            }
+            // Pieces of one broken line are one line: show and count it once.
+            let mut kept: Vec<Line> = Vec::with_capacity(sink.lines.len());
+            for line in sink.lines.drain(..) {
+                match kept.last_mut() {
+                    Some(prev) if prev.number == line.number => prev.is_match |= line.is_match,
+                    _ => kept.push(line),
+                }
+            }
+            sink.matches = kept.iter().filter(|l| l.is_match).count();
+            sink.lines = kept;
+        }
+        Some(FileHits {
+            rel: rel.to_string(),
+            lines: sink.lines,
+            matches: sink.matches,
+        })
     }
 }
 
@@ -390,6 +570,25 @@ mod tests {
         let m = build_matcher("a.b(", false, true).unwrap();
         assert!(matches_text(&m, "x a.b( y") && !matches_text(&m, "axb("));
         assert!(build_matcher("a(", false, false).is_err());
+    }
+
+    #[test]
+    fn over_long_lines_are_broken_and_numbers_mapped_back() {
+        use std::io::Read;
+        let mut data = b"short\n".to_vec();
+        data.extend(std::iter::repeat_n(b'x', MAX_LINE_BYTES * 2 + 10));
+        data.extend_from_slice(b"\nafter\n");
+        let mut reader = BoundedLines::new(&data[..]);
+        let mut out = Vec::new();
+        reader.read_to_end(&mut out).unwrap();
+        let stream_lines: Vec<&[u8]> = out.split(|&b| b == b'\n').collect();
+        assert!(stream_lines.iter().all(|l| l.len() <= MAX_LINE_BYTES));
+        // short, 3 pieces of the long line, after.
+        assert_eq!(reader.breaks, vec![2, 3]);
+        assert_eq!(reader.real_line(1), 1);
+        assert_eq!(reader.real_line(4), 2);
+        assert_eq!(reader.real_line(5), 3);
+        assert_eq!(out.len(), data.len() + 2);
     }
 
     #[test]

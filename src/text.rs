@@ -45,28 +45,68 @@ pub struct Window {
     pub any_cut: bool,
     /// Whether the file's last byte is `\n`.
     pub ends_with_newline: bool,
+    /// The whole text, when it was taken in one piece ([`whole_text`]);
+    /// `lines` is then empty.
+    pub whole: Option<String>,
 }
 
 impl Window {
     /// True when the window shows every line of the file, none of them cut.
     pub fn is_whole_file(&self) -> bool {
-        self.start == 0 && self.lines.len() == self.total && !self.any_cut
+        self.whole.is_some() || (self.start == 0 && self.lines.len() == self.total && !self.any_cut)
     }
 
     /// 1-based number of the last line shown (equals `start` when empty).
     pub fn end_line(&self) -> usize {
-        self.start + self.lines.len()
+        match self.whole {
+            Some(_) => self.total,
+            None => self.start + self.lines.len(),
+        }
     }
 
     /// The text of the window: the file's own text when the window is the
     /// whole file, else the lines joined with `\n`.
-    pub fn text(&self) -> String {
+    pub fn into_text(self) -> String {
+        if let Some(whole) = self.whole {
+            return whole;
+        }
+        let whole_file = self.is_whole_file();
         let mut text = self.lines.join("\n");
-        if self.is_whole_file() && self.ends_with_newline {
+        if whole_file && self.ends_with_newline {
             text.push('\n');
         }
         text
     }
+}
+
+/// The whole of `data` as one string, if it is UTF-8 of at most `max_lines`
+/// lines none of which is cut: the common small-file case, without
+/// splitting into lines and joining them again.
+pub fn whole_text(data: &[u8], max_lines: usize) -> Option<Window> {
+    let text = std::str::from_utf8(data).ok()?;
+    let mut total = 0usize;
+    let mut line_start = 0usize;
+    for end in memchr::memchr_iter(b'\n', data).chain(std::iter::once(data.len())) {
+        let line = &text[line_start..end];
+        // Bytes bound characters from above: only long lines need counting.
+        if line.len() > MAX_LINE_CHARS && line.chars().count() > MAX_LINE_CHARS {
+            return None;
+        }
+        if end < data.len() || !line.is_empty() {
+            total += 1;
+        }
+        if total > max_lines {
+            return None;
+        }
+        line_start = end + 1;
+    }
+    Some(Window {
+        start: 0,
+        total,
+        ends_with_newline: data.last() == Some(&b'\n'),
+        whole: Some(text.to_string()),
+        ..Window::default()
+    })
 }
 
 /// Reads `reader` (UTF-8 bytes, see [`Utf8Reader`]) once and collects the
@@ -403,7 +443,7 @@ mod tests {
         for text in ["a\nb\n", "a\nb", "a\r\nb\r\n", "", "x"] {
             let w = window(text, 0, 100);
             assert!(w.is_whole_file());
-            assert_eq!(w.text(), text);
+            assert_eq!(w.into_text(), text);
         }
     }
 
@@ -415,7 +455,23 @@ mod tests {
         assert_eq!(w.start, 1);
         assert_eq!(w.end_line(), 3);
         assert!(!w.is_whole_file());
-        assert_eq!(w.text(), "2\n3");
+        assert_eq!(w.into_text(), "2\n3");
+    }
+
+    #[test]
+    fn whole_text_fast_path_agrees_with_the_window() {
+        for text in ["", "a", "a\nb\n", "a\r\nb", "\n\n", "é\n"] {
+            let fast = whole_text(text.as_bytes(), 100).unwrap();
+            let slow = window(text, 0, 100);
+            assert_eq!(fast.total, slow.total, "{text:?}");
+            assert!(fast.is_whole_file());
+            assert_eq!(fast.end_line(), slow.end_line(), "{text:?}");
+            assert_eq!(fast.into_text(), slow.into_text(), "{text:?}");
+        }
+        assert!(whole_text(b"a\nb\nc\n", 2).is_none());
+        assert!(whole_text("x".repeat(MAX_LINE_CHARS + 1).as_bytes(), 9).is_none());
+        assert!(whole_text("é".repeat(MAX_LINE_CHARS).as_bytes(), 9).is_some());
+        assert!(whole_text(b"\xff", 9).is_none());
     }
 
     #[test]

@@ -9,21 +9,25 @@
 //! never walked. Directory symlinks are not followed, and a file symlink is
 //! reported only if its target is a file inside the roots.
 //!
-//! Two walks are offered: [`Walk::files`] prunes ignored directories (the
-//! fast path, used to find things), and [`Walk::classified`] also walks
-//! ignored subtrees and reports their files as ignored (used where the
-//! number of ignored files must be told). The parallel walker reads each
-//! directory completely and closes it before descending, so open file
-//! descriptors stay at about one per thread, whatever the tree's size.
+//! Two walks are offered. [`Walk::files`] lets the crate prune ignored
+//! directories (the fast path, used to find things). [`Walk::classified`]
+//! applies the same rules itself ([`IgnoreSet`]) so that it also sees what
+//! they hide: ignored files are reported as such, ignored directories are
+//! pruned, remembered, and walked afterwards rules-free to report their
+//! files, so their number can be told. Each walker thread keeps its own
+//! state ([`Walk::files`] takes a per-thread collector); the parallel walker
+//! reads each directory completely and closes it before descending, so open
+//! file descriptors stay at about one per thread, whatever the tree's size.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
-use ignore::{DirEntry, IncrementalIgnore, WalkBuilder, WalkState};
+use ignore::{DirEntry, WalkBuilder, WalkState};
 
 use crate::guard::Guard;
-use crate::ignore_rules::GEMINI_IGNORE;
+use crate::ignore_rules::{DirRules, GEMINI_IGNORE, IgnoreSet};
 
 /// Directories no walk enters.
 pub const DEFAULT_EXCLUDED_DIRS: &[&str] =
@@ -68,6 +72,12 @@ impl Default for WalkOptions {
     }
 }
 
+impl WalkOptions {
+    fn uses_rules(&self) -> bool {
+        self.respect_git_ignore || self.respect_gemini_ignore
+    }
+}
+
 /// A file found by a walk.
 #[derive(Debug)]
 pub struct Found<'a> {
@@ -92,6 +102,23 @@ pub struct Walk<'g> {
     threads: usize,
 }
 
+/// Each thread's collector is handed back here when the thread finishes.
+struct PerThread<'a, C> {
+    state: Option<C>,
+    done: &'a Mutex<Vec<C>>,
+}
+
+impl<C> Drop for PerThread<'_, C> {
+    fn drop(&mut self) {
+        if let Some(state) = self.state.take() {
+            self.done
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(state);
+        }
+    }
+}
+
 impl<'g> Walk<'g> {
     pub fn new(guard: &'g Guard, start: &Path, options: WalkOptions) -> Walk<'g> {
         let root = guard
@@ -111,11 +138,11 @@ impl<'g> Walk<'g> {
         }
     }
 
-    /// A builder configured with this walk's ignore semantics. With
-    /// `ignore_rules` false, ignore files are not consulted at all.
-    fn builder(&self, ignore_rules: bool) -> WalkBuilder {
-        let mut b = WalkBuilder::new(&self.start);
-        let git = ignore_rules && self.options.respect_git_ignore;
+    /// A builder with this walk's settings; with `crate_rules`, the crate
+    /// applies the ignore files itself.
+    fn builder(&self, start: &Path, crate_rules: bool) -> WalkBuilder {
+        let mut b = WalkBuilder::new(start);
+        let git = crate_rules && self.options.respect_git_ignore;
         b.standard_filters(false)
             .hidden(false)
             .parents(git)
@@ -128,7 +155,7 @@ impl<'g> Walk<'g> {
             .max_depth(self.options.max_depth)
             .threads(self.threads)
             .current_dir(self.root.clone());
-        if ignore_rules && self.options.respect_gemini_ignore {
+        if crate_rules && self.options.respect_gemini_ignore {
             let file = self.root.join(GEMINI_IGNORE);
             if file.is_file()
                 && let Some(e) = b.add_ignore(&file)
@@ -141,41 +168,105 @@ impl<'g> Walk<'g> {
         b
     }
 
-    /// Visits every file that is not ignored, in parallel. `visit` returns
-    /// false to stop the walk early; `stop` stops it from outside.
-    pub fn files<F>(&self, stop: &AtomicBool, visit: F)
+    /// Visits every file that is not ignored, in parallel. Each thread gets
+    /// its own collector from `make`; `visit` returns false to stop the walk
+    /// early, and `stop` stops it from outside. Returns the collectors.
+    pub fn files<C, M, F>(&self, stop: &AtomicBool, make: M, visit: F) -> Vec<C>
     where
-        F: Fn(Found<'_>) -> bool + Sync,
+        C: Send,
+        M: Fn() -> C + Sync,
+        F: Fn(&mut C, Found<'_>) -> bool + Sync,
     {
-        self.run(self.builder(true), None, stop, &visit);
+        let done = Mutex::new(Vec::new());
+        self.run(
+            self.builder(&self.start, true),
+            None,
+            stop,
+            &make,
+            &visit,
+            &done,
+        );
+        done.into_inner().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Visits every file, ignored ones too (marked), in parallel.
-    pub fn classified<F>(&self, stop: &AtomicBool, visit: F)
+    /// Like [`Walk::files`], but also visits the files ignore files hide,
+    /// marked `ignored`.
+    pub fn classified<C, M, F>(&self, stop: &AtomicBool, make: M, visit: F) -> Vec<C>
     where
-        F: Fn(Found<'_>) -> bool + Sync,
+        C: Send,
+        M: Fn() -> C + Sync,
+        F: Fn(&mut C, Found<'_>) -> bool + Sync,
     {
-        let uses_rules = self.options.respect_git_ignore || self.options.respect_gemini_ignore;
-        if !uses_rules {
-            return self.run(self.builder(false), None, stop, &visit);
+        if !self.options.uses_rules() {
+            return self.files(stop, make, visit);
         }
-        let matcher = self.builder(true).build_matchers().into_iter().next();
-        self.run(self.builder(false), matcher, stop, &visit);
+        let set = IgnoreSet::new(
+            &self.root,
+            self.options.respect_git_ignore,
+            self.options.respect_gemini_ignore,
+        );
+        let start_rules = Arc::new(set.dir_rules(&self.start));
+        let classify = Classify {
+            set: &set,
+            rules: RwLock::new(HashMap::from([(self.start.clone(), start_rules)])),
+            pruned: Mutex::new(Vec::new()),
+        };
+        let done = Mutex::new(Vec::new());
+        self.run(
+            self.builder(&self.start, false),
+            Some(&classify),
+            stop,
+            &make,
+            &visit,
+            &done,
+        );
+        // The subtrees the rules hid: every file in them is ignored.
+        let pruned = classify
+            .pruned
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some((first, rest)) = pruned.split_first() {
+            let mut builder = self.builder(first, false);
+            for dir in rest {
+                builder.add(dir);
+            }
+            let all_ignored = |state: &mut C, mut found: Found<'_>| {
+                found.ignored = true;
+                visit(state, found)
+            };
+            self.run(builder, None, stop, &make, &all_ignored, &done);
+        }
+        done.into_inner().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn run<F>(
+    fn run<C, M, F>(
         &self,
         builder: WalkBuilder,
-        matcher: Option<IncrementalIgnore>,
+        classify: Option<&Classify<'_>>,
         stop: &AtomicBool,
+        make: &M,
         visit: &F,
+        done: &Mutex<Vec<C>>,
     ) where
-        F: Fn(Found<'_>) -> bool + Sync,
+        C: Send,
+        M: Fn() -> C + Sync,
+        F: Fn(&mut C, Found<'_>) -> bool + Sync,
     {
-        let halted = Arc::new(AtomicBool::new(false));
+        let halted = AtomicBool::new(false);
+        let mut start = self.start.as_os_str().as_encoded_bytes().to_vec();
+        if !start.ends_with(b"/") {
+            start.push(b'/');
+        }
+        let start = start.as_slice();
         builder.build_parallel().run(|| {
-            let mut matcher = matcher.clone();
-            let halted = halted.clone();
+            let halted = &halted;
+            let mut local = PerThread {
+                state: Some(make()),
+                done,
+            };
+            // A thread gets a directory's entries one after another: the
+            // rules of the last parent are nearly always the next one's.
+            let mut last_rules: Option<(PathBuf, Arc<DirRules>)> = None;
             Box::new(move |result| {
                 if stop.load(Ordering::Relaxed) || halted.load(Ordering::Relaxed) {
                     return WalkState::Quit;
@@ -186,32 +277,44 @@ impl<'g> Walk<'g> {
                 let Some(file_type) = entry.file_type() else {
                     return WalkState::Continue;
                 };
+                let path = entry.path();
+                if file_type.is_dir() {
+                    if let Some(c) = classify
+                        && entry.depth() > 0
+                        && !c.enter_dir(path, &mut last_rules)
+                    {
+                        return WalkState::Skip;
+                    }
+                    return WalkState::Continue;
+                }
                 let is_link = file_type.is_symlink();
                 if !(file_type.is_file() || is_link) {
                     return WalkState::Continue;
                 }
-                if is_link && !self.link_is_file_inside(entry.path()) {
+                if is_link && !self.link_is_file_inside(path) {
                     return WalkState::Continue;
                 }
-                let path = entry.path();
-                let Ok(rel) = path.strip_prefix(&self.start) else {
-                    return WalkState::Continue;
-                };
-                let Some(rel) = rel.to_str() else {
+                // The walker builds every path as `start/...`.
+                let Some(rel) = path
+                    .as_os_str()
+                    .as_encoded_bytes()
+                    .strip_prefix(start)
+                    .and_then(|r| std::str::from_utf8(r).ok())
+                else {
                     // Non-UTF-8 names cannot be shown in JSON faithfully.
                     return WalkState::Continue;
                 };
-                let ignored = match matcher.as_mut() {
-                    Some(m) => m.matched(rel, false).is_ignore(),
-                    None => false,
+                let ignored = classify.is_some_and(|c| c.file_is_ignored(path, &mut last_rules));
+                let Some(state) = local.state.as_mut() else {
+                    return WalkState::Quit;
                 };
-                let keep_going = visit(Found {
+                let found = Found {
                     path,
                     rel,
                     ignored,
                     entry: &entry,
-                });
-                if keep_going {
+                };
+                if visit(state, found) {
                     WalkState::Continue
                 } else {
                     halted.store(true, Ordering::Relaxed);
@@ -226,6 +329,65 @@ impl<'g> Walk<'g> {
         self.guard
             .resolve_absolute(path)
             .is_ok_and(|r| r.metadata().is_some_and(|m| m.is_file()))
+    }
+}
+
+/// Ignore rules per directory, for a walk that reports ignored files.
+struct Classify<'a> {
+    set: &'a IgnoreSet,
+    rules: RwLock<HashMap<PathBuf, Arc<DirRules>>>,
+    /// Ignored directories not entered by the rules-aware walk.
+    pruned: Mutex<Vec<PathBuf>>,
+}
+
+impl Classify<'_> {
+    /// Decides whether the walk enters `dir`: an ignored directory is
+    /// remembered for the second walk and not entered now; otherwise its own
+    /// rules are derived from its parent's (entered first, so known).
+    fn enter_dir(&self, dir: &Path, last: &mut Option<(PathBuf, Arc<DirRules>)>) -> bool {
+        let Some(parent) = dir.parent() else {
+            return true;
+        };
+        let parent_rules = self.cached(parent, last);
+        if self.set.is_ignored(&parent_rules, dir, true) {
+            self.pruned
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(dir.to_path_buf());
+            return false;
+        }
+        let own = Arc::new(self.set.child_rules(&parent_rules, dir));
+        self.rules
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(dir.to_path_buf(), own);
+        true
+    }
+
+    /// The rules of `dir`, from this thread's last one or the shared map.
+    fn cached(&self, dir: &Path, last: &mut Option<(PathBuf, Arc<DirRules>)>) -> Arc<DirRules> {
+        if let Some((known, rules)) = last
+            && known.as_os_str() == dir.as_os_str()
+        {
+            return rules.clone();
+        }
+        let found = self
+            .rules
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(dir)
+            .cloned();
+        let rules = found.unwrap_or_else(|| Arc::new(self.set.dir_rules(dir)));
+        *last = Some((dir.to_path_buf(), rules.clone()));
+        rules
+    }
+
+    fn file_is_ignored(&self, path: &Path, last: &mut Option<(PathBuf, Arc<DirRules>)>) -> bool {
+        let Some(parent) = path.parent() else {
+            return false;
+        };
+        let rules = self.cached(parent, last);
+        self.set.is_ignored(&rules, path, false)
     }
 }
 
@@ -255,15 +417,20 @@ fn keep_entry(options: &WalkOptions, entry: &DirEntry) -> bool {
     !ext.is_some_and(|e| options.excluded_extensions.contains(&e.as_str()))
 }
 
-/// An ignore matcher for single paths under `start` with a walk's rules (for
-/// list_directory and explicitly named files).
-pub fn path_matcher(
-    guard: &Guard,
-    start: &Path,
-    options: WalkOptions,
-) -> Option<IncrementalIgnore> {
-    let walk = Walk::new(guard, start, options);
-    walk.builder(true).build_matchers().into_iter().next()
+/// The ignore rules for the entries of `dir` (for list_directory and named
+/// files), with a walk's options.
+pub fn dir_rules(guard: &Guard, dir: &Path, options: &WalkOptions) -> (IgnoreSet, DirRules) {
+    let root = guard
+        .root_of(dir)
+        .and_then(|i| guard.roots().nth(i))
+        .unwrap_or(dir);
+    let set = IgnoreSet::new(
+        root,
+        options.respect_git_ignore,
+        options.respect_gemini_ignore,
+    );
+    let rules = set.dir_rules(dir);
+    (set, rules)
 }
 
 /// Orders paths as the contract says: by lower-case form, then bytes.

@@ -97,7 +97,7 @@ fn file_read(target: ReadTarget, request: Request) -> ToolResult {
         opened, abs, rel, ..
     } = target;
     let range = request.range;
-    let body = reading::read(opened, request.explicit.then_some(range), range)
+    let body = reading::read(opened, request.explicit.then_some(range), range, true)
         .map_err(|f| read_failure_message(&abs, f, ReadHint::StartEnd))?;
     let window = match body {
         Body::Text { window, .. } => window,

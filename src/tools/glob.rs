@@ -2,8 +2,7 @@
 //! matches a glob pattern, recently modified files first.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 use globset::{GlobBuilder, GlobMatcher};
@@ -143,8 +142,8 @@ pub fn find(
     options: &WalkOptions,
     stop: &AtomicBool,
 ) -> Result<Matches, ToolError> {
-    let found = Mutex::new(Vec::new());
-    let ignored = AtomicUsize::new(0);
+    let mut files = Vec::new();
+    let mut ignored = 0;
     for dir in dirs {
         let relative = relative_pattern(pattern, dir);
         // A pattern that names an existing file literally (e.g. `app/[id]/page.tsx`).
@@ -152,41 +151,39 @@ pub fn find(
             let mtime = std::fs::metadata(&file)
                 .ok()
                 .and_then(|m| m.modified().ok());
-            push(&found, file.display().to_string(), mtime);
+            files.push((file.display().to_string(), mtime));
             continue;
         }
         let matcher = compile(&relative, case_sensitive)?;
         let walk = Walk::new(guard, dir, options.clone());
-        let visit = |f: walk::Found<'_>| {
+        let per_thread = walk.classified(stop, Collected::default, |c, f| {
             if matcher.is_match(f.rel) {
                 if f.ignored {
-                    ignored.fetch_add(1, Ordering::Relaxed);
+                    c.ignored += 1;
                 } else {
-                    let mtime = modified(f.entry);
-                    push(&found, f.path.display().to_string(), mtime);
+                    let shown = f
+                        .path
+                        .to_str()
+                        .map_or_else(|| f.path.display().to_string(), str::to_owned);
+                    c.files.push((shown, modified(f.entry)));
                 }
             }
             true
-        };
-        if options.respect_git_ignore || options.respect_gemini_ignore {
-            walk.classified(stop, visit);
-        } else {
-            walk.files(stop, visit);
+        });
+        for c in per_thread {
+            files.extend(c.files);
+            ignored += c.ignored;
         }
     }
-    let mut files = found.into_inner().unwrap_or_else(|p| p.into_inner());
     sort_recent_first(&mut files, SystemTime::now());
-    Ok(Matches {
-        files,
-        ignored: ignored.into_inner(),
-    })
+    Ok(Matches { files, ignored })
 }
 
-fn push(found: &Mutex<Vec<(String, Option<SystemTime>)>>, path: String, mtime: Option<SystemTime>) {
-    found
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .push((path, mtime));
+/// One walker thread's matches.
+#[derive(Default)]
+struct Collected {
+    files: Vec<(String, Option<SystemTime>)>,
+    ignored: usize,
 }
 
 fn modified(entry: &ignore::DirEntry) -> Option<SystemTime> {
@@ -233,14 +230,28 @@ fn literal_file(guard: &Guard, dir: &Path, pattern: &str) -> Option<PathBuf> {
 }
 
 /// Files changed in the last 24 hours first, newest first; the rest in path
-/// order.
+/// order. Only the first [`MAX_RESULTS`] are shown, so only those are put in
+/// full order; the rest stay after them, unordered.
 fn sort_recent_first(files: &mut Vec<(String, Option<SystemTime>)>, now: SystemTime) {
     let is_recent = |t: &Option<SystemTime>| {
         t.is_some_and(|t| now.duration_since(t).map_or(true, |age| age <= RECENT))
     };
     let (mut recent, mut old): (Vec<_>, Vec<_>) = files.drain(..).partition(|(_, t)| is_recent(t));
     recent.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| walk::path_order(&a.0, &b.0)));
-    walk::sort_by_path(&mut old, |(p, _)| p);
+    let wanted = MAX_RESULTS.saturating_sub(recent.len());
+    if old.len() > wanted && wanted > 0 {
+        let mut keyed: Vec<(String, (String, Option<SystemTime>))> =
+            old.drain(..).map(|f| (f.0.to_lowercase(), f)).collect();
+        let order = |a: &(String, (String, Option<SystemTime>)),
+                     b: &(String, (String, Option<SystemTime>))| {
+            a.0.cmp(&b.0).then_with(|| a.1.0.cmp(&b.1.0))
+        };
+        keyed.select_nth_unstable_by(wanted - 1, order);
+        keyed[..wanted].sort_unstable_by(order);
+        old.extend(keyed.into_iter().map(|(_, f)| f));
+    } else if wanted > 0 {
+        walk::sort_by_path(&mut old, |(p, _)| p);
+    }
     files.extend(recent);
     files.extend(old);
 }

@@ -128,12 +128,7 @@ fn list(
 ) -> ToolResult {
     let guard = &state.guard;
     let respect_git = options.respect_git_ignore;
-    let uses_rules = options.respect_git_ignore || options.respect_gemini_ignore;
-    let mut matcher = if uses_rules {
-        walk::path_matcher(guard, &dir.real, options)
-    } else {
-        None
-    };
+    let (rules, dir_rules) = walk::dir_rules(guard, &dir.real, &options);
     let handle = guard
         .open_dir(dir)
         .map_err(|e| ToolError(format!("Error listing directory: {abs}: {e}")))?;
@@ -155,13 +150,11 @@ fn list(
         let Some(is_dir) = entry_is_dir(guard, dir, name, item.file_type()) else {
             continue; // a link leaving the roots, or dangling
         };
-        if name_filter.is_match(name) {
+        if !name_filter.is_empty() && name_filter.is_match(name) {
             continue;
         }
         let hidden_git = respect_git && name == ".git";
-        let hidden_rules = matcher
-            .as_mut()
-            .is_some_and(|m| m.matched(name, is_dir).is_ignore());
+        let hidden_rules = rules.is_ignored(&dir_rules, &dir.real.join(name), is_dir);
         if hidden_git || hidden_rules {
             ignored += 1;
             continue;

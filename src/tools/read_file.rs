@@ -178,7 +178,7 @@ fn read_file(target: ReadTarget, range: Option<LineRange>, style: RangeStyle) ->
         rel,
         display,
     } = target;
-    let body = reading::read(opened, range, default_range)
+    let body = reading::read(opened, range, default_range, false)
         .map_err(|f| read_failure_message(&abs, f, ReadHint::OffsetLimit))?;
     match body {
         Body::Text { window, .. } => {
@@ -186,9 +186,9 @@ fn read_file(target: ReadTarget, range: Option<LineRange>, style: RangeStyle) ->
                 return Err(beyond_end_message(&abs, window.start, window.total, style).into());
             }
             if window.is_whole_file() {
-                return super::text(window.text());
+                return super::text(window.into_text());
             }
-            super::text(truncated_text(&window, style))
+            super::text(truncated_text(window, style))
         }
         Body::Media { kind, mime, base64 } => Ok(vec![media_block(kind, mime, base64, &display)]),
         Body::Binary => super::text(format!("Cannot display content of binary file: {rel}")),
@@ -199,7 +199,7 @@ fn read_file(target: ReadTarget, range: Option<LineRange>, style: RangeStyle) ->
 }
 
 /// The exact truncation block of Gemini CLI, in the caller's range style.
-fn truncated_text(window: &crate::text::Window, style: RangeStyle) -> String {
+fn truncated_text(window: crate::text::Window, style: RangeStyle) -> String {
     let first = window.start + 1;
     let last = window.end_line();
     let (params, next) = match style {
@@ -209,13 +209,13 @@ fn truncated_text(window: &crate::text::Window, style: RangeStyle) -> String {
             format!("start_line: {}", last + 1),
         ),
     };
+    let total = window.total;
     format!(
         "\nIMPORTANT: The file content has been truncated.\nStatus: Showing lines {first}-{last} of \
          {total} total lines.\nAction: To read more of the file, you can use the {params} \
          parameters in a subsequent 'read_file' call. For example, to read the next section of \
          the file, use {next}.\n\n--- FILE CONTENT (truncated) ---\n{content}",
-        total = window.total,
-        content = window.text(),
+        content = window.into_text(),
     )
 }
 

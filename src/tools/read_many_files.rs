@@ -2,9 +2,9 @@
 //! gathered from paths, directories and glob patterns, in path order, with
 //! a report of what was skipped and why.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
@@ -16,7 +16,8 @@ use super::list_directory::Hidden;
 use super::read_file::media_block;
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, cancellable, parse_args};
 use crate::filekind;
-use crate::guard::{Guard, Refusal};
+use crate::guard::{Guard, Refusal, Resolved};
+use crate::ignore_rules::{DirRules, IgnoreSet};
 use crate::params::{Alias, JsonObject, portable_schema};
 use crate::reading::{self, Body, ReadFailure};
 use crate::text::LineRange;
@@ -119,18 +120,30 @@ enum Asked {
     Incidentally,
 }
 
+/// A file to read.
+struct Wanted {
+    real: PathBuf,
+    /// The guard's answer, when gathering already asked for it.
+    resolved: Option<Resolved>,
+    asked: Asked,
+}
+
 /// Files gathered (by path, in path order) and files skipped with reasons.
 #[derive(Default)]
 struct Gathered {
-    files: BTreeMap<String, (PathBuf, Asked)>,
+    files: BTreeMap<String, Wanted>,
     skipped: Vec<(String, String)>,
 }
 
 impl Gathered {
-    fn add(&mut self, shown: String, real: PathBuf, asked: Asked) {
-        let entry = self.files.entry(shown).or_insert((real, asked));
+    fn add(&mut self, shown: String, real: PathBuf, resolved: Option<Resolved>, asked: Asked) {
+        let entry = self.files.entry(shown).or_insert(Wanted {
+            real,
+            resolved,
+            asked,
+        });
         if asked == Asked::ByName {
-            entry.1 = Asked::ByName;
+            entry.asked = Asked::ByName;
         }
     }
 
@@ -197,6 +210,7 @@ fn is_glob(pattern: &str) -> bool {
 fn gather(state: &State, patterns: &[String], rules: &Rules, stop: &AtomicBool) -> Gathered {
     let guard = &state.guard;
     let mut out = Gathered::default();
+    let mut cache = IgnoreCache::default();
     for pattern in patterns {
         if pattern.trim().is_empty() {
             out.skip(pattern.clone(), "empty path");
@@ -205,7 +219,7 @@ fn gather(state: &State, patterns: &[String], rules: &Rules, stop: &AtomicBool) 
         if is_glob(pattern) {
             gather_glob(guard, pattern, rules, stop, &mut out);
         } else {
-            gather_path(guard, pattern, rules, stop, &mut out);
+            gather_path(guard, pattern, rules, &mut cache, stop, &mut out);
         }
     }
     out
@@ -213,7 +227,14 @@ fn gather(state: &State, patterns: &[String], rules: &Rules, stop: &AtomicBool) 
 
 /// A plain path: a file, or a directory to expand. Relative paths are tried
 /// against every root, primary first.
-fn gather_path(guard: &Guard, raw: &str, rules: &Rules, stop: &AtomicBool, out: &mut Gathered) {
+fn gather_path(
+    guard: &Guard,
+    raw: &str,
+    rules: &Rules,
+    cache: &mut IgnoreCache,
+    stop: &AtomicBool,
+    out: &mut Gathered,
+) {
     let candidates: Vec<String> = if Path::new(raw).is_absolute() || raw.starts_with("file://") {
         vec![raw.to_string()]
     } else {
@@ -230,17 +251,15 @@ fn gather_path(guard: &Guard, raw: &str, rules: &Rules, stop: &AtomicBool, out: 
                 return;
             }
             Ok(resolved) if resolved.exists() => {
-                if is_ignored(guard, &resolved.real, rules) {
+                if cache.is_ignored(guard, &resolved.real, &rules.walk) {
                     out.skip(
                         resolved.display.display().to_string(),
                         "ignored by .gitignore or .geminiignore",
                     );
                 } else {
-                    out.add(
-                        resolved.display.display().to_string(),
-                        resolved.real,
-                        Asked::ByName,
-                    );
+                    let shown = resolved.display.display().to_string();
+                    let real = resolved.real.clone();
+                    out.add(shown, real, Some(resolved), Asked::ByName);
                 }
                 return;
             }
@@ -257,28 +276,51 @@ fn gather_path(guard: &Guard, raw: &str, rules: &Rules, stop: &AtomicBool, out: 
     out.skip(raw.to_string(), why);
 }
 
-fn is_ignored(guard: &Guard, real: &Path, rules: &Rules) -> bool {
-    let Some(parent) = real.parent() else {
-        return false;
-    };
-    let Some(name) = real.file_name() else {
-        return false;
-    };
-    walk::path_matcher(guard, parent, rules.walk.clone())
-        .is_some_and(|mut m| m.matched(name, false).is_ignore())
+/// Ignore rules for named files, built once per root and per directory.
+#[derive(Default)]
+struct IgnoreCache {
+    sets: HashMap<PathBuf, Arc<IgnoreSet>>,
+    dirs: HashMap<PathBuf, (Arc<IgnoreSet>, DirRules)>,
+}
+
+impl IgnoreCache {
+    fn is_ignored(&mut self, guard: &Guard, real: &Path, options: &WalkOptions) -> bool {
+        let Some(parent) = real.parent() else {
+            return false;
+        };
+        if !self.dirs.contains_key(parent) {
+            let root = guard
+                .root_of(parent)
+                .and_then(|i| guard.roots().nth(i))
+                .unwrap_or(parent)
+                .to_path_buf();
+            let set = self
+                .sets
+                .entry(root.clone())
+                .or_insert_with(|| {
+                    Arc::new(IgnoreSet::new(
+                        &root,
+                        options.respect_git_ignore,
+                        options.respect_gemini_ignore,
+                    ))
+                })
+                .clone();
+            let rules = set.dir_rules(parent);
+            self.dirs.insert(parent.to_path_buf(), (set, rules));
+        }
+        self.dirs
+            .get(parent)
+            .is_some_and(|(set, rules)| set.is_ignored(rules, real, false))
+    }
 }
 
 /// Every file below a directory (media only if a pattern asks for it).
 fn expand_dir(guard: &Guard, dir: &Path, rules: &Rules, stop: &AtomicBool, out: &mut Gathered) {
-    let found = Mutex::new(Vec::new());
-    Walk::new(guard, dir, rules.walk.clone()).files(stop, |f| {
-        found
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((f.path.to_path_buf(), f.rel.to_string()));
+    let per_thread = Walk::new(guard, dir, rules.walk.clone()).files(stop, Vec::new, |found, f| {
+        found.push((f.path.to_path_buf(), f.rel.to_string()));
         true
     });
-    for (path, rel) in found.into_inner().unwrap_or_else(|p| p.into_inner()) {
+    for (path, rel) in per_thread.into_iter().flatten() {
         consider(path, &rel, rules, Asked::Incidentally, out);
     }
 }
@@ -311,22 +353,22 @@ fn gather_glob(guard: &Guard, pattern: &str, rules: &Rules, stop: &AtomicBool, o
         if !resolved.is_dir() {
             continue;
         }
-        let found = Mutex::new(Vec::new());
-        Walk::new(guard, &resolved.real, rules.walk.clone()).files(stop, |f| {
-            let rel = if prefix.as_os_str().is_empty() {
-                f.rel.to_string()
-            } else {
-                format!("{}/{}", prefix.display(), f.rel)
-            };
-            if matcher.is_match(&rel) {
-                found
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push((f.path.to_path_buf(), rel));
-            }
-            true
-        });
-        for (path, rel) in found.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        let per_thread = Walk::new(guard, &resolved.real, rules.walk.clone()).files(
+            stop,
+            Vec::new,
+            |found, f| {
+                let rel = if prefix.as_os_str().is_empty() {
+                    f.rel.to_string()
+                } else {
+                    format!("{}/{}", prefix.display(), f.rel)
+                };
+                if matcher.is_match(&rel) {
+                    found.push((f.path.to_path_buf(), rel));
+                }
+                true
+            },
+        );
+        for (path, rel) in per_thread.into_iter().flatten() {
             matched_any = true;
             let asked = if asks_media {
                 Asked::ByName
@@ -394,7 +436,7 @@ fn consider(path: PathBuf, rel: &str, rules: &Rules, asked: Asked, out: &mut Gat
             return;
         }
     }
-    out.add(shown, path, asked);
+    out.add(shown, path, None, asked);
 }
 
 /// One file's outcome.
@@ -413,27 +455,31 @@ enum Piece {
     },
 }
 
-fn read_one(state: &State, shown: &str, real: &Path, asked: Asked) -> Piece {
+fn read_one(state: &State, shown: &str, wanted: &Wanted) -> Piece {
     let skipped = |why: String| Piece::Skipped {
         shown: shown.to_string(),
         why,
     };
     let guard = &state.guard;
-    let resolved = match guard.resolve_absolute(real) {
-        Ok(r) => r,
-        Err(_) => return skipped("outside the workspace roots".into()),
+    let (real, asked) = (wanted.real.as_path(), wanted.asked);
+    let resolved = match &wanted.resolved {
+        Some(r) => r.clone(),
+        None => match guard.resolve_absolute(real) {
+            Ok(r) => r,
+            Err(_) => return skipped("outside the workspace roots".into()),
+        },
     };
     let opened = match reading::open(guard, &resolved) {
         Ok(o) => o,
         Err(e) => return skipped(failure_reason(e)),
     };
-    match reading::read(opened, None, DEFAULT_RANGE) {
+    match reading::read(opened, None, DEFAULT_RANGE, false) {
         Ok(Body::Text { window, .. }) => {
             let mut text = String::new();
             if !window.is_whole_file() {
                 text.push_str(TRUNCATION_WARNING);
             }
-            text.push_str(&window.text());
+            text.push_str(&window.into_text());
             Piece::Text {
                 shown: shown.to_string(),
                 text,
@@ -470,10 +516,8 @@ fn failure_reason(e: ReadFailure) -> String {
 /// Reads the gathered files (in parallel) and assembles the answer.
 fn render(state: &State, gathered: Gathered) -> Vec<ContentBlock> {
     let Gathered { files, mut skipped } = gathered;
-    let files: Vec<(String, PathBuf, Asked)> =
-        files.into_iter().map(|(s, (p, a))| (s, p, a)).collect();
-    let mut ordered: Vec<(String, PathBuf, Asked)> = files;
-    walk::sort_by_path(&mut ordered, |(s, _, _)| s);
+    let mut ordered: Vec<(String, Wanted)> = files.into_iter().collect();
+    walk::sort_by_path(&mut ordered, |(s, _)| s);
     let pieces = read_all(state, &ordered);
 
     let mut blocks = Vec::new();
@@ -533,15 +577,12 @@ fn render(state: &State, gathered: Gathered) -> Vec<ContentBlock> {
 }
 
 /// Reads files on a few threads, keeping their order.
-fn read_all(state: &State, files: &[(String, PathBuf, Asked)]) -> Vec<Piece> {
+fn read_all(state: &State, files: &[(String, Wanted)]) -> Vec<Piece> {
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .min(8);
-    if files.len() < 32 || threads < 2 {
-        return files
-            .iter()
-            .map(|(s, p, a)| read_one(state, s, p, *a))
-            .collect();
+    if files.len() < 400 || threads < 2 {
+        return files.iter().map(|(s, w)| read_one(state, s, w)).collect();
     }
     let chunk = files.len().div_ceil(threads);
     std::thread::scope(|scope| {
@@ -550,7 +591,7 @@ fn read_all(state: &State, files: &[(String, PathBuf, Asked)]) -> Vec<Piece> {
             .map(|part| {
                 scope.spawn(move || {
                     part.iter()
-                        .map(|(s, p, a)| read_one(state, s, p, *a))
+                        .map(|(s, w)| read_one(state, s, w))
                         .collect::<Vec<_>>()
                 })
             })

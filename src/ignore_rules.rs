@@ -173,13 +173,14 @@ pub fn find_git_root(dir: &Path) -> Option<PathBuf> {
 }
 
 /// A gitignore-syntax file rooted at `root`, if it exists and has rules.
+/// Opened directly (no existence check first: most directories have none).
 fn load(root: &Path, file: &Path) -> Option<Gitignore> {
-    if !file.is_file() {
-        return None;
-    }
+    let text = std::fs::read_to_string(file).ok()?;
     let mut builder = GitignoreBuilder::new(root);
-    if let Some(e) = builder.add(file) {
-        tracing::warn!("{}: {e}", file.display());
+    for line in text.lines() {
+        if let Err(e) = builder.add_line(Some(file.to_path_buf()), line) {
+            tracing::warn!("{}: {e}", file.display());
+        }
     }
     builder.build().ok().filter(|g| !g.is_empty())
 }

@@ -440,12 +440,40 @@ pub fn path_order(a: &str, b: &str) -> std::cmp::Ordering {
         .then_with(|| a.cmp(b))
 }
 
-/// Sorts `items` in path order by `key`, computing each lower-case key once.
+/// Sorts `items` in path order by `key`, computing each lower-case key once;
+/// a key without upper-case letters (the common case) is borrowed, not copied.
 pub fn sort_by_path<T>(items: &mut Vec<T>, key: impl Fn(&T) -> &str) {
-    let mut keyed: Vec<(String, T)> = items
-        .drain(..)
-        .map(|t| (key(&t).to_lowercase(), t))
-        .collect();
-    keyed.sort_by(|(la, a), (lb, b)| la.cmp(lb).then_with(|| key(a).cmp(key(b))));
+    let lower = |s: &str| -> Option<String> {
+        if s.is_ascii() {
+            s.bytes()
+                .any(|b| b.is_ascii_uppercase())
+                .then(|| s.to_ascii_lowercase())
+        } else {
+            let l = s.to_lowercase();
+            (l != s).then_some(l)
+        }
+    };
+    let mut keyed: Vec<(Option<String>, T)> =
+        items.drain(..).map(|t| (lower(key(&t)), t)).collect();
+    keyed.sort_unstable_by(|(la, a), (lb, b)| {
+        let ka = la.as_deref().unwrap_or_else(|| key(a));
+        let kb = lb.as_deref().unwrap_or_else(|| key(b));
+        ka.cmp(kb).then_with(|| key(a).cmp(key(b)))
+    });
     items.extend(keyed.into_iter().map(|(_, t)| t));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_order_is_case_insensitive_with_byte_ties() {
+        let mut names = vec!["b", "B", "a", "Ä", "ä", "C", "é", "E"];
+        sort_by_path(&mut names, |s| s);
+        assert_eq!(names, vec!["a", "B", "b", "C", "E", "Ä", "ä", "é"]);
+        let mut sorted = names.clone();
+        sorted.sort_by(|a, b| path_order(a, b));
+        assert_eq!(sorted, names);
+    }
 }

@@ -136,6 +136,8 @@ fn list(
         .map_err(|e| ToolError(format!("Error listing directory: {abs}: {e}")))?;
     let mut entries = Vec::new();
     let mut seen_any = false;
+    // One buffer for every entry's full path (no allocation per entry).
+    let mut probe = dir.real.clone();
     let mut ignored = 0usize;
     for item in reader {
         let item = item.map_err(|e| ToolError(format!("Error listing directory: {abs}: {e}")))?;
@@ -154,7 +156,9 @@ fn list(
             continue;
         }
         let hidden_git = respect_git && name == ".git";
-        let hidden_rules = rules.is_ignored(&dir_rules, &dir.real.join(name), is_dir);
+        probe.push(name);
+        let hidden_rules = rules.is_ignored(&dir_rules, &probe, is_dir);
+        probe.pop();
         if hidden_git || hidden_rules {
             ignored += 1;
             continue;

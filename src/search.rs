@@ -573,6 +573,44 @@ mod tests {
     }
 
     #[test]
+    fn a_stopped_search_returns_at_once_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..50 {
+            std::fs::write(dir.path().join(format!("f{i}.txt")), "needle\n").unwrap();
+        }
+        let guard = Guard::new(&[dir.path()]).unwrap();
+        let query = Query {
+            matcher: build_matcher("needle", false, false).unwrap(),
+            before: 0,
+            after: 0,
+            total_max: 1000,
+            per_file_max: None,
+            names_only: false,
+            include: None,
+            walk: WalkOptions::default(),
+            deadline: Instant::now() + std::time::Duration::from_secs(30),
+        };
+        let stop = AtomicBool::new(true);
+        let start = guard.primary().to_path_buf();
+        let outcome = search(&guard, &start, false, &query, &stop, &|_| {});
+        assert!(outcome.cancelled);
+        assert_eq!(outcome.files_searched, 0);
+        let go = AtomicBool::new(false);
+        let outcome = search(&guard, &start, false, &query, &go, &|_| {});
+        assert_eq!(outcome.files.len(), 50);
+        // A deadline already passed: stopped, with the flag for the note.
+        let late = Query {
+            deadline: Instant::now(),
+            matcher: query.matcher.clone(),
+            include: None,
+            walk: WalkOptions::default(),
+            ..query
+        };
+        let outcome = search(&guard, &start, false, &late, &go, &|_| {});
+        assert!(outcome.timed_out);
+    }
+
+    #[test]
     fn over_long_lines_are_broken_and_numbers_mapped_back() {
         use std::io::Read;
         let mut data = b"short\n".to_vec();

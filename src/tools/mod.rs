@@ -491,6 +491,36 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn dropping_a_cancellable_call_stops_its_blocking_work() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let work = cancellable(move |stop| {
+            let started = Instant::now();
+            while !stop.load(Ordering::Relaxed) {
+                if started.elapsed() > Duration::from_secs(10) {
+                    let _ = tx.send(false);
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let _ = tx.send(true);
+        });
+        // The dispatcher drops a cancelled call's future; a timeout does the same.
+        let dropped_at = Instant::now();
+        assert!(
+            tokio::time::timeout(Duration::from_millis(30), work)
+                .await
+                .is_err()
+        );
+        let stopped = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert!(stopped, "the work ran until its own 10 s limit");
+        assert!(
+            dropped_at.elapsed() < Duration::from_millis(100),
+            "{:?}",
+            dropped_at.elapsed()
+        );
+    }
+
+    #[tokio::test]
     async fn unknown_tools_are_protocol_errors() {
         let registry = registry_with(|_, _| Box::pin(async { text("ok") }));
         let err = registry

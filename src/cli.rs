@@ -142,6 +142,13 @@ impl Cli {
             self.roots.clone()
         };
         let mut config = Config::with_roots(roots);
+        if self.read_only {
+            mode = if mode == BashMode::Off {
+                BashMode::Off
+            } else {
+                BashMode::ReadOnly
+            };
+        }
         config.bash = BashConfig {
             mode,
             allow: self.bash_allow.clone(),

@@ -14,6 +14,7 @@ pub mod params;
 pub mod reading;
 pub mod search;
 pub mod server;
+pub mod shell;
 pub mod text;
 pub mod textfile;
 pub mod tools;

@@ -28,7 +28,9 @@ use crate::atomic::PathLocks;
 use crate::config::Config;
 use crate::guard::{Guard, Refusal};
 use crate::params::{self, Alias, JsonObject};
+use crate::shell::Shell;
 
+pub mod bash;
 pub mod file_read;
 pub mod glob;
 pub mod list_directory;
@@ -47,6 +49,7 @@ pub const ALL_TOOL_NAMES: &[&str] = &[
     "glob",
     "search_file_content",
     "read_many_files",
+    "bash",
     "file_read",
 ];
 
@@ -57,14 +60,20 @@ pub struct State {
     pub config: Config,
     /// Serialises read-modify-write cycles per file.
     pub locks: PathLocks,
+    /// The bash tool's policy and sandbox (None when bash is off).
+    pub shell: Option<Shell>,
 }
 
 impl State {
     pub fn new(guard: Guard, config: Config) -> State {
+        let shell = config
+            .offers("bash")
+            .then(|| Shell::new(&config.bash, &guard));
         State {
             guard,
             config,
             locks: PathLocks::default(),
+            shell,
         }
     }
 }
@@ -184,6 +193,7 @@ impl Registry {
             glob::spec(),
             search_file_content::spec(),
             read_many_files::spec(),
+            bash::spec(),
             file_read::spec(),
         ]
         .into_iter()

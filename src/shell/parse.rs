@@ -1,0 +1,672 @@
+//! A strict parser for the small shell subset `bash` accepts.
+//!
+//! Accepted: simple commands of literal words (unquoted, 'single-quoted',
+//! "double-quoted" without expansions, backslash escapes), joined by `|`,
+//! `&&`, `||`, `;` and newlines; the redirections `2>&1`, `>/dev/null` and
+//! `2>/dev/null`; `#` comments. Everything else a shell would interpret —
+//! expansions (`$`, backticks), substitutions, subshells and groups, brace
+//! expansion, background jobs, here-documents, other redirections,
+//! assignments, functions and control flow — is refused with the offending
+//! text and the reason. The parser never guesses: what it returns is exactly
+//! the argv that will be executed (before glob expansion).
+
+use std::fmt;
+
+/// A whole command line: pipelines joined by connectors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandLine {
+    pub items: Vec<ListItem>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListItem {
+    pub pipeline: Pipeline,
+    /// How the next item depends on this one (None for the last).
+    pub then: Option<Connector>,
+}
+
+/// What runs after a pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Connector {
+    /// `&&`: only if it succeeded.
+    And,
+    /// `||`: only if it failed.
+    Or,
+    /// `;` or a newline: in any case.
+    Seq,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pipeline {
+    pub commands: Vec<SimpleCommand>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SimpleCommand {
+    pub words: Vec<Word>,
+    pub redirects: Vec<Redirect>,
+}
+
+/// The redirections that are accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Redirect {
+    /// `2>&1`
+    StderrToStdout,
+    /// `>/dev/null` (or `1>/dev/null`)
+    StdoutToNull,
+    /// `2>/dev/null`
+    StderrToNull,
+}
+
+/// One word after quote removal.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Word {
+    /// The literal value.
+    pub value: String,
+    /// If the word has unquoted glob characters: the pattern, with quoted
+    /// characters escaped by backslashes, for expansion.
+    pub glob: Option<String>,
+    /// Whether any part of the word was quoted or escaped.
+    pub quoted: bool,
+}
+
+/// Why a command line was refused: the offending text and the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    pub part: String,
+    pub reason: String,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`: {}", self.part, self.reason)
+    }
+}
+
+fn refuse<T>(part: impl Into<String>, reason: impl Into<String>) -> Result<T, ParseError> {
+    Err(ParseError {
+        part: part.into(),
+        reason: reason.into(),
+    })
+}
+
+/// Words that start shell syntax this subset does not have.
+const RESERVED: &[&str] = &[
+    "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do",
+    "done", "function", "time", "coproc", "[[", "]]", "{", "}", "!",
+];
+
+/// Parses a command line.
+pub fn parse(input: &str) -> Result<CommandLine, ParseError> {
+    let mut p = Parser {
+        chars: input.char_indices().collect(),
+        input,
+        pos: 0,
+    };
+    p.command_line()
+}
+
+struct Parser<'a> {
+    chars: Vec<(usize, char)>,
+    input: &'a str,
+    pos: usize,
+}
+
+/// A token between words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Pipe,
+    And,
+    Or,
+    Seq,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.pos).map(|&(_, c)| c)
+    }
+
+    fn peek_at(&self, ahead: usize) -> Option<char> {
+        self.chars.get(self.pos + ahead).map(|&(_, c)| c)
+    }
+
+    fn offset(&self) -> usize {
+        self.chars
+            .get(self.pos)
+            .map_or(self.input.len(), |&(o, _)| o)
+    }
+
+    /// The rest of the input from the current position, shortened, for messages.
+    fn here(&self) -> String {
+        let rest = &self.input[self.offset()..];
+        let end = rest.char_indices().nth(24).map_or(rest.len(), |(i, _)| i);
+        rest[..end].to_string()
+    }
+
+    fn command_line(&mut self) -> Result<CommandLine, ParseError> {
+        let mut items: Vec<ListItem> = Vec::new();
+        let mut commands: Vec<SimpleCommand> = Vec::new();
+        let mut current = SimpleCommand::default();
+        loop {
+            self.skip_blanks();
+            let Some(c) = self.peek() else { break };
+            match c {
+                '#' => self.skip_comment(),
+                '\n' | '\r' | ';' | '|' | '&' => {
+                    let at = self.here();
+                    let op = self.operator()?;
+                    if op == Op::Seq && current.words.is_empty() && commands.is_empty() {
+                        // Blank lines and a leading or doubled newline are fine;
+                        // a stray `;` is not.
+                        if c == ';' {
+                            return refuse(at, "syntax error: `;` with no command before it");
+                        }
+                        continue;
+                    }
+                    if current.words.is_empty() {
+                        return refuse(at, "syntax error: an operator with no command before it");
+                    }
+                    commands.push(std::mem::take(&mut current));
+                    if op == Op::Pipe {
+                        continue;
+                    }
+                    items.push(ListItem {
+                        pipeline: Pipeline {
+                            commands: std::mem::take(&mut commands),
+                        },
+                        then: Some(match op {
+                            Op::And => Connector::And,
+                            Op::Or => Connector::Or,
+                            _ => Connector::Seq,
+                        }),
+                    });
+                }
+                '>' => {
+                    let r = self.redirect(None)?;
+                    current.redirects.push(r);
+                }
+                _ => {
+                    let start = self.here();
+                    let word = self.word()?;
+                    // `2>...` and `1>...`: a digit directly before `>`.
+                    if !word.quoted
+                        && (word.value == "1" || word.value == "2")
+                        && self.peek() == Some('>')
+                    {
+                        let r = self.redirect(Some(word.value.as_str()))?;
+                        current.redirects.push(r);
+                        continue;
+                    }
+                    if current.words.is_empty() {
+                        check_command_word(&word, &start)?;
+                    }
+                    current.words.push(word);
+                }
+            }
+        }
+        if !current.words.is_empty() {
+            commands.push(current);
+        } else if !current.redirects.is_empty() {
+            return refuse(">", "a redirection with no command");
+        }
+        match (commands.is_empty(), items.last_mut()) {
+            (false, _) => items.push(ListItem {
+                pipeline: Pipeline { commands },
+                then: None,
+            }),
+            (true, Some(last)) => match last.then {
+                Some(Connector::Seq) => last.then = None,
+                _ => {
+                    return refuse(
+                        self.input.trim_end(),
+                        "syntax error: the command ends with an operator",
+                    );
+                }
+            },
+            (true, None) => {}
+        }
+        if items.is_empty() {
+            return refuse("", "the command is empty");
+        }
+        if let Some(pos) = items.iter().position(|i| i.pipeline.commands.is_empty()) {
+            return refuse(format!("item {}", pos + 1), "syntax error: empty command");
+        }
+        Ok(CommandLine { items })
+    }
+
+    fn skip_blanks(&mut self) {
+        while matches!(self.peek(), Some(' ' | '\t')) {
+            self.pos += 1;
+        }
+    }
+
+    fn skip_comment(&mut self) {
+        while let Some(c) = self.peek() {
+            if c == '\n' {
+                break;
+            }
+            self.pos += 1;
+        }
+    }
+
+    fn operator(&mut self) -> Result<Op, ParseError> {
+        let at = self.here();
+        let c = self.peek().unwrap_or(';');
+        let next = self.peek_at(1);
+        let (op, len) = match (c, next) {
+            ('|', Some('|')) => (Op::Or, 2),
+            ('|', Some('&')) => {
+                return refuse(at, "`|&` (piping stderr) is not supported; use `2>&1 |`");
+            }
+            ('|', _) => (Op::Pipe, 1),
+            ('&', Some('&')) => (Op::And, 2),
+            ('&', Some('>')) => {
+                return refuse(at, "`&>` redirection is not allowed; use `>/dev/null 2>&1`");
+            }
+            ('&', _) => return refuse(at, "background jobs (`&`) are not allowed"),
+            (';', Some(';')) => {
+                return refuse(at, "`;;` belongs to case statements, which are not allowed");
+            }
+            (';', Some('&')) => return refuse(at, "case-statement syntax is not allowed"),
+            _ => (Op::Seq, 1),
+        };
+        self.pos += len;
+        Ok(op)
+    }
+
+    /// A redirection starting at `>` (after an optional fd digit).
+    fn redirect(&mut self, fd: Option<&str>) -> Result<Redirect, ParseError> {
+        let at = format!("{}{}", fd.unwrap_or(""), self.here());
+        self.pos += 1; // '>'
+        if matches!(self.peek(), Some('>' | '|')) {
+            return refuse(
+                at,
+                "only `>/dev/null`, `2>/dev/null` and `2>&1` redirections are allowed",
+            );
+        }
+        if self.peek() == Some('&') {
+            self.pos += 1;
+            if fd == Some("2") && self.peek() == Some('1') && self.is_boundary(1) {
+                self.pos += 1;
+                return Ok(Redirect::StderrToStdout);
+            }
+            return refuse(at, "only `2>&1` may duplicate a descriptor");
+        }
+        self.skip_blanks();
+        let target_start = self.pos;
+        let target = self.word()?;
+        if target.value != "/dev/null" || target.quoted {
+            self.pos = target_start;
+            return refuse(
+                at,
+                "output may only be redirected to /dev/null (files cannot be written this way)",
+            );
+        }
+        Ok(match fd {
+            Some("2") => Redirect::StderrToNull,
+            _ => Redirect::StdoutToNull,
+        })
+    }
+
+    /// Whether the character `ahead` positions on ends a word.
+    fn is_boundary(&self, ahead: usize) -> bool {
+        matches!(
+            self.peek_at(ahead),
+            None | Some(' ' | '\t' | '\n' | '\r' | ';' | '|' | '&' | '>' | '<' | ')')
+        )
+    }
+
+    /// One word: unquoted text, quotes and escapes until a blank or operator.
+    fn word(&mut self) -> Result<Word, ParseError> {
+        let mut word = Word::default();
+        let mut pattern = String::new();
+        let mut has_glob = false;
+        let push_quoted = |word: &mut Word, pattern: &mut String, c: char| {
+            word.value.push(c);
+            if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
+                pattern.push('\\');
+            }
+            pattern.push(c);
+        };
+        while let Some(c) = self.peek() {
+            match c {
+                ' ' | '\t' | '\n' | '\r' | ';' | '|' | '&' | '>' => break,
+                '<' => {
+                    return refuse(
+                        self.here(),
+                        "input redirection, here-documents and process substitution are not allowed",
+                    );
+                }
+                '(' | ')' => {
+                    return refuse(
+                        self.here(),
+                        "subshells and grouping `( )` are not allowed (quote a literal parenthesis)",
+                    );
+                }
+                '{' | '}' => {
+                    return refuse(
+                        self.here(),
+                        "braces are not allowed unquoted (brace expansion and groups); quote them if literal",
+                    );
+                }
+                '$' => {
+                    return refuse(
+                        self.here(),
+                        "`$` expansions (variables, $(...), $'...', arithmetic) are not allowed; quote a literal $ with single quotes",
+                    );
+                }
+                '`' => {
+                    return refuse(
+                        self.here(),
+                        "command substitution with backticks is not allowed",
+                    );
+                }
+                '\'' => {
+                    word.quoted = true;
+                    let start = self.here();
+                    self.pos += 1;
+                    loop {
+                        match self.peek() {
+                            None => return refuse(start, "unterminated single quote"),
+                            Some('\'') => {
+                                self.pos += 1;
+                                break;
+                            }
+                            Some(q) => {
+                                push_quoted(&mut word, &mut pattern, q);
+                                self.pos += 1;
+                            }
+                        }
+                    }
+                }
+                '"' => {
+                    word.quoted = true;
+                    let start = self.here();
+                    self.pos += 1;
+                    loop {
+                        match self.peek() {
+                            None => return refuse(start, "unterminated double quote"),
+                            Some('"') => {
+                                self.pos += 1;
+                                break;
+                            }
+                            Some('$') => {
+                                return refuse(
+                                    self.here(),
+                                    "`$` inside double quotes expands; use single quotes for a literal $",
+                                );
+                            }
+                            Some('`') => {
+                                return refuse(
+                                    self.here(),
+                                    "command substitution with backticks is not allowed",
+                                );
+                            }
+                            Some('\\') => {
+                                let next = self.peek_at(1);
+                                match next {
+                                    Some(e @ ('"' | '\\' | '$' | '`')) => {
+                                        push_quoted(&mut word, &mut pattern, e);
+                                        self.pos += 2;
+                                    }
+                                    Some('\n') => self.pos += 2,
+                                    _ => {
+                                        push_quoted(&mut word, &mut pattern, '\\');
+                                        self.pos += 1;
+                                    }
+                                }
+                            }
+                            Some(q) => {
+                                push_quoted(&mut word, &mut pattern, q);
+                                self.pos += 1;
+                            }
+                        }
+                    }
+                }
+                '\\' => {
+                    word.quoted = true;
+                    match self.peek_at(1) {
+                        None => return refuse("\\", "a backslash at the end of the command"),
+                        Some('\n') => self.pos += 2, // line continuation
+                        Some(e) => {
+                            push_quoted(&mut word, &mut pattern, e);
+                            self.pos += 2;
+                        }
+                    }
+                }
+                '*' | '?' | '[' => {
+                    has_glob = true;
+                    word.value.push(c);
+                    pattern.push(c);
+                    self.pos += 1;
+                }
+                _ => {
+                    word.value.push(c);
+                    pattern.push(c);
+                    self.pos += 1;
+                }
+            }
+        }
+        if has_glob {
+            word.glob = Some(pattern);
+        }
+        Ok(word)
+    }
+}
+
+/// The first word of a simple command: no assignment, no reserved word.
+fn check_command_word(word: &Word, at: &str) -> Result<(), ParseError> {
+    if !word.quoted && RESERVED.contains(&word.value.as_str()) {
+        return refuse(
+            at,
+            format!(
+                "`{}` starts shell syntax (control flow, groups, negation) that is not allowed",
+                word.value
+            ),
+        );
+    }
+    if !word.quoted
+        && let Some((name, _)) = word.value.split_once('=')
+        && !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+    {
+        return refuse(at, "variable assignments (NAME=value) are not allowed");
+    }
+    if word.value.is_empty() {
+        return refuse(at, "the command name is empty");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &str) -> Vec<Vec<Vec<String>>> {
+        parse(line)
+            .unwrap()
+            .items
+            .iter()
+            .map(|i| {
+                i.pipeline
+                    .commands
+                    .iter()
+                    .map(|c| c.words.iter().map(|w| w.value.clone()).collect())
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn refused(line: &str) -> ParseError {
+        parse(line).expect_err(line)
+    }
+
+    #[test]
+    fn simple_commands_pipes_and_lists() {
+        assert_eq!(words("ls -la"), vec![vec![vec!["ls", "-la"]]]);
+        assert_eq!(
+            words("grep -rn foo . | head -5"),
+            vec![vec![vec!["grep", "-rn", "foo", "."], vec!["head", "-5"]]]
+        );
+        let line = parse("a && b || c; d\ne").unwrap();
+        let connectors: Vec<Option<Connector>> = line.items.iter().map(|i| i.then).collect();
+        assert_eq!(
+            connectors,
+            vec![
+                Some(Connector::And),
+                Some(Connector::Or),
+                Some(Connector::Seq),
+                Some(Connector::Seq),
+                None
+            ]
+        );
+        assert_eq!(words("echo hi;"), vec![vec![vec!["echo", "hi"]]]);
+        assert_eq!(words("\n\necho hi\n\n"), vec![vec![vec!["echo", "hi"]]]);
+        assert_eq!(
+            words("echo a # a comment; rm -rf /"),
+            vec![vec![vec!["echo", "a"]]]
+        );
+    }
+
+    #[test]
+    fn quoting_and_escapes() {
+        assert_eq!(
+            words(r#"echo 'a b' "c d" e\ f"#),
+            vec![vec![vec!["echo", "a b", "c d", "e f"]]]
+        );
+        assert_eq!(
+            words(r#"echo "q\"q" 'it''s' "a\\b" "\n""#),
+            vec![vec![vec!["echo", "q\"q", "its", "a\\b", "\\n"]]]
+        );
+        assert_eq!(words(r"grep 'a$' x"), vec![vec![vec!["grep", "a$", "x"]]]);
+        assert_eq!(words("echo a\\\nb"), vec![vec![vec!["echo", "ab"]]]);
+        assert_eq!(
+            words("grep '(a|b)' f"),
+            vec![vec![vec!["grep", "(a|b)", "f"]]]
+        );
+        assert_eq!(
+            words("echo '{}' \"{x}\""),
+            vec![vec![vec!["echo", "{}", "{x}"]]]
+        );
+    }
+
+    #[test]
+    fn globs_are_marked_and_quoted_parts_escaped() {
+        let line = parse(r#"ls *.rs "*.md" src/[ab]*.txt a'*'b*"#).unwrap();
+        let ws = &line.items[0].pipeline.commands[0].words;
+        assert_eq!(ws[1].glob.as_deref(), Some("*.rs"));
+        assert_eq!(ws[2].glob, None);
+        assert_eq!(ws[3].glob.as_deref(), Some("src/[ab]*.txt"));
+        assert_eq!(ws[4].glob.as_deref(), Some("a\\*b*"));
+    }
+
+    #[test]
+    fn accepted_redirections() {
+        let line = parse(
+            "git status 2>&1 | head; ls >/dev/null; ls 2>/dev/null; ls > /dev/null; ls 1>/dev/null",
+        )
+        .unwrap();
+        let r: Vec<Vec<Redirect>> = line
+            .items
+            .iter()
+            .flat_map(|i| i.pipeline.commands.iter().map(|c| c.redirects.clone()))
+            .collect();
+        assert_eq!(
+            r,
+            vec![
+                vec![Redirect::StderrToStdout],
+                vec![],
+                vec![Redirect::StdoutToNull],
+                vec![Redirect::StderrToNull],
+                vec![Redirect::StdoutToNull],
+                vec![Redirect::StdoutToNull]
+            ]
+        );
+    }
+
+    #[test]
+    fn every_expansion_and_substitution_is_refused() {
+        for line in [
+            "echo $HOME",
+            "echo ${HOME}",
+            "echo $(id)",
+            "echo `id`",
+            "echo \"$(id)\"",
+            "echo \"`id`\"",
+            "echo $'\\x41'",
+            "echo $((1+2))",
+            "cat <(ls)",
+            "diff <(ls) >(cat)",
+            "echo {a,b}",
+            "echo a{1..3}",
+            "(ls)",
+            "{ ls; }",
+            "ls &",
+            "cat <<EOF\nx\nEOF",
+            "cat <<< hi",
+            "cat < file",
+            "ls > out.txt",
+            "ls >> out.txt",
+            "ls 2> err.txt",
+            "ls &> /dev/null",
+            "ls >&2",
+            "ls |& cat",
+            "FOO=x ls",
+            "PATH=/tmp ls",
+            "if true; then ls; fi",
+            "for f in a; do ls; done",
+            "while true; do ls; done",
+            "f() { ls; }",
+            "function f { ls; }",
+            "! ls",
+            "time ls",
+            "[[ -f x ]]",
+            "case x in a) ls;; esac",
+            "echo 'unterminated",
+            "echo \"unterminated",
+            "ls ;; ls",
+            "; ls",
+            "ls && ",
+            "| ls",
+            "ls | | wc",
+            "ls > \"/dev/null\"",
+            "",
+            "   ",
+        ] {
+            refused(line);
+        }
+    }
+
+    #[test]
+    fn refusals_name_the_part_and_the_reason() {
+        let e = refused("ls && echo $(cat /etc/passwd)");
+        assert!(e.part.starts_with("$(cat"), "{e:?}");
+        assert!(e.reason.contains('$'), "{e:?}");
+        let e = refused("ls > out.txt");
+        assert!(e.reason.contains("/dev/null"), "{e:?}");
+        let e = refused("FOO=bar ls");
+        assert!(e.reason.contains("assignment"), "{e:?}");
+    }
+
+    #[test]
+    fn newlines_and_carriage_returns_separate_commands() {
+        assert_eq!(
+            words("ls\rcat x"),
+            vec![vec![vec!["ls"]], vec![vec!["cat", "x"]]]
+        );
+        assert_eq!(
+            words("ls\ncat x"),
+            vec![vec![vec!["ls"]], vec![vec!["cat", "x"]]]
+        );
+    }
+
+    #[test]
+    fn equals_signs_in_arguments_are_fine() {
+        assert_eq!(
+            words("git log --format=%H -n1"),
+            vec![vec![vec!["git", "log", "--format=%H", "-n1"]]]
+        );
+        assert_eq!(words("echo a=b"), vec![vec![vec!["echo", "a=b"]]]);
+    }
+}

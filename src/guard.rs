@@ -380,14 +380,7 @@ impl Guard {
         create: bool,
     ) -> io::Result<(OwnedFd, OsString)> {
         use rustix::fs::{Mode, OFlags};
-        let root = self
-            .roots
-            .get(resolved.root)
-            .ok_or_else(|| io::Error::other("resolved path names an unknown root"))?;
-        let rel = resolved
-            .real
-            .strip_prefix(&root.path)
-            .map_err(|_| io::Error::other("resolved path is not beneath its root"))?;
+        let (root, rel) = self.root_and_rel(resolved)?;
         let mut names: Vec<&OsStr> = Vec::new();
         for c in rel.components() {
             match c {
@@ -418,7 +411,8 @@ impl Guard {
         Ok((dir, file_name.to_os_string()))
     }
 
-    fn open_beneath(&self, resolved: &Resolved) -> io::Result<File> {
+    /// The root a resolved path lies in, and the path relative to it.
+    fn root_and_rel<'a>(&'a self, resolved: &'a Resolved) -> io::Result<(&'a Root, &'a Path)> {
         let root = self
             .roots
             .get(resolved.root)
@@ -427,6 +421,11 @@ impl Guard {
             .real
             .strip_prefix(&root.path)
             .map_err(|_| io::Error::other("resolved path is not beneath its root"))?;
+        Ok((root, rel))
+    }
+
+    fn open_beneath(&self, resolved: &Resolved) -> io::Result<File> {
+        let (root, rel) = self.root_and_rel(resolved)?;
         let rel = if rel.as_os_str().is_empty() {
             Path::new(".")
         } else {

@@ -36,11 +36,9 @@ pub struct Hidden {
     pub respect_gemini_ignore: Option<bool>,
 }
 
-pub const FILTER_ALIASES: &[Alias] = &[
-    Alias {
-        from: "dir_path",
-        to: "path",
-    },
+/// Gemini CLI's nested spellings of the ignore switches (shared by the
+/// discovery tools).
+pub const FILE_FILTERING_ALIASES: [Alias; 2] = [
     Alias {
         from: "file_filtering_options.respect_git_ignore",
         to: "respect_git_ignore",
@@ -49,6 +47,16 @@ pub const FILTER_ALIASES: &[Alias] = &[
         from: "file_filtering_options.respect_gemini_ignore",
         to: "respect_gemini_ignore",
     },
+];
+
+/// list_directory's and glob's aliases.
+pub const FILTER_ALIASES: &[Alias] = &[
+    Alias {
+        from: "dir_path",
+        to: "path",
+    },
+    FILE_FILTERING_ALIASES[0],
+    FILE_FILTERING_ALIASES[1],
 ];
 
 pub fn spec() -> ToolSpec {

@@ -12,7 +12,7 @@ use rmcp::model::ContentBlock;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::list_directory::Hidden;
+use super::list_directory::{FILE_FILTERING_ALIASES, Hidden};
 use super::read_file::media_block;
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, cancellable, parse_args};
 use crate::filekind;
@@ -75,14 +75,8 @@ const ALIASES: &[Alias] = &[
         from: "include",
         to: "paths",
     },
-    Alias {
-        from: "file_filtering_options.respect_git_ignore",
-        to: "respect_git_ignore",
-    },
-    Alias {
-        from: "file_filtering_options.respect_gemini_ignore",
-        to: "respect_gemini_ignore",
-    },
+    FILE_FILTERING_ALIASES[0],
+    FILE_FILTERING_ALIASES[1],
 ];
 
 pub fn spec() -> ToolSpec {

@@ -21,7 +21,7 @@ command -v npm >/dev/null || fail "npm is not installed"
 command -v python3 >/dev/null || fail "python3 is not installed"
 
 (cd "$repo" && cargo build --quiet) || fail "cargo build"
-bin="$repo/target/debug/rootbound"
+bin="${CARGO_TARGET_DIR:-$repo/target}/debug/rootbound"
 
 # npm_install DIR PACKAGE@VERSION: install once per version.
 npm_install() {

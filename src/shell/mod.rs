@@ -12,7 +12,6 @@ pub mod run;
 pub mod sandbox;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
@@ -94,21 +93,6 @@ impl Shell {
             env: child_env(temp.as_deref()),
             cwd: guard.primary().to_path_buf(),
         }
-    }
-
-    pub fn mode(&self) -> BashMode {
-        self.config.mode
-    }
-
-    pub fn timeout(&self) -> Duration {
-        self.config.timeout
-    }
-
-    /// What the sandbox gives, in words.
-    pub fn sandbox_description(&self) -> &str {
-        self.sandbox
-            .as_ref()
-            .map_or("none", |s| s.description.as_str())
     }
 
     /// Checks and runs `command`. Err is a refusal message.
@@ -333,6 +317,7 @@ impl PathCheck for GuardPaths<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn shell(mode: BashMode, dir: &Path) -> (Shell, Guard) {
         let guard = Guard::new(&[dir]).unwrap();

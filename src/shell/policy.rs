@@ -183,10 +183,6 @@ impl Policy {
         }
     }
 
-    pub fn mode(&self) -> BashMode {
-        self.mode
-    }
-
     /// What is allowed, for refusal messages.
     pub fn summary(&self) -> String {
         let mut out = format!(

@@ -120,13 +120,15 @@ impl Cli {
         if self.bash_timeout == 0 {
             return Err("--bash-timeout must be at least 1 second".into());
         }
-        let known = tools::ALL_TOOL_NAMES;
-        for name in &self.disabled_tools {
-            if !known.contains(&name.as_str()) {
-                return Err(format!(
-                    "--disable-tool {name}: no such tool (tools: {})",
-                    known.join(", ")
-                ));
+        if !self.disabled_tools.is_empty() {
+            let known = tools::all_tool_names();
+            for name in &self.disabled_tools {
+                if !known.contains(&name.as_str()) {
+                    return Err(format!(
+                        "--disable-tool {name}: no such tool (tools: {})",
+                        known.join(", ")
+                    ));
+                }
             }
         }
         let mut mode = explicit_mode.unwrap_or(BashMode::ReadOnly);

@@ -41,17 +41,24 @@ pub mod search_file_content;
 pub mod write_file;
 
 /// Every tool the server knows, in the order `tools/list` shows them.
-pub const ALL_TOOL_NAMES: &[&str] = &[
-    "read_file",
-    "write_file",
-    "replace",
-    "list_directory",
-    "glob",
-    "search_file_content",
-    "read_many_files",
-    "bash",
-    "file_read",
-];
+fn all_specs() -> [ToolSpec; 9] {
+    [
+        read_file::spec(),
+        write_file::spec(),
+        replace::spec(),
+        list_directory::spec(),
+        glob::spec(),
+        search_file_content::spec(),
+        read_many_files::spec(),
+        bash::spec(),
+        file_read::spec(),
+    ]
+}
+
+/// The names of every tool the server knows, offered or not.
+pub fn all_tool_names() -> Vec<&'static str> {
+    all_specs().iter().map(|t| t.name).collect()
+}
 
 /// What every handler shares: the guard and the configuration.
 #[derive(Debug)]
@@ -185,20 +192,10 @@ pub struct Registry {
 
 impl Registry {
     pub fn new(state: Arc<State>) -> Registry {
-        let tools = [
-            read_file::spec(),
-            write_file::spec(),
-            replace::spec(),
-            list_directory::spec(),
-            glob::spec(),
-            search_file_content::spec(),
-            read_many_files::spec(),
-            bash::spec(),
-            file_read::spec(),
-        ]
-        .into_iter()
-        .filter(|t| state.config.offers(t.name))
-        .collect();
+        let tools = all_specs()
+            .into_iter()
+            .filter(|t| state.config.offers(t.name))
+            .collect();
         Registry { state, tools }
     }
 

@@ -10,40 +10,10 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 /// The name of Gemini CLI's own ignore file, honoured at each root.
 pub const GEMINI_IGNORE: &str = ".geminiignore";
 
-/// The rules of `root/.geminiignore`, or None if there is no such file (or
-/// it holds no rules).
-pub fn gemini_ignore(root: &Path) -> Option<Gitignore> {
-    let file = root.join(GEMINI_IGNORE);
-    if !file.is_file() {
-        return None;
-    }
-    let mut builder = GitignoreBuilder::new(root);
-    if let Some(e) = builder.add(&file) {
-        tracing::warn!("{}: {e}", file.display());
-    }
-    match builder.build() {
-        Ok(rules) if !rules.is_empty() => Some(rules),
-        Ok(_) => None,
-        Err(e) => {
-            tracing::warn!("{}: {e}", file.display());
-            None
-        }
-    }
-}
-
 /// Whether `path` (inside `root`) is hidden by the root's `.geminiignore`,
 /// itself or through one of its parent directories.
 pub fn is_gemini_ignored(root: &Path, path: &Path, is_dir: bool) -> bool {
-    let Some(rules) = gemini_ignore(root) else {
-        return false;
-    };
-    let Ok(rel) = path.strip_prefix(root) else {
-        return false;
-    };
-    if rel.as_os_str().is_empty() {
-        return false;
-    }
-    rules.matched_path_or_any_parents(rel, is_dir).is_ignore()
+    IgnoreSet::new(root, false, true).gemini_says(path, is_dir)
 }
 
 /// The ignore rules that apply below one workspace root, evaluated per
@@ -75,14 +45,11 @@ pub struct DirRules {
 impl IgnoreSet {
     /// Rules for paths below `root` (a workspace root).
     pub fn new(root: &Path, respect_git: bool, respect_gemini: bool) -> IgnoreSet {
-        let gemini = if respect_gemini {
-            gemini_ignore(root)
-        } else {
-            None
-        };
         IgnoreSet {
             respect_git,
-            gemini,
+            gemini: respect_gemini
+                .then(|| load(root, &root.join(GEMINI_IGNORE)))
+                .flatten(),
         }
     }
 
@@ -157,6 +124,8 @@ impl IgnoreSet {
         self.gemini_says(path, is_dir)
     }
 
+    /// Whether the root's `.geminiignore` hides `path`, itself or through
+    /// one of its parent directories.
     fn gemini_says(&self, path: &Path, is_dir: bool) -> bool {
         self.gemini.as_ref().is_some_and(|g| {
             path.starts_with(g.path()) && g.matched_path_or_any_parents(path, is_dir).is_ignore()

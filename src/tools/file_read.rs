@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::read_file::{ReadHint, ReadTarget, open_target, read_failure_message};
+use super::read_file::{RangeStyle, ReadTarget, open_target, read_failure_message};
 use super::{CallContext, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::params::{JsonObject, portable_schema};
 use crate::reading::{self, Body};
@@ -48,7 +48,7 @@ pub fn spec() -> ToolSpec {
 async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: FileReadParams = parse_args(&args)?;
     let request = Request::new(&params)?;
-    let target = open_target(&ctx.state, &params.path, ReadHint::StartEnd)?;
+    let target = open_target(&ctx.state, &params.path, RangeStyle::StartEnd)?;
     run_sized(target.opened.size(), move || file_read(target, request)).await
 }
 
@@ -98,7 +98,7 @@ fn file_read(target: ReadTarget, request: Request) -> ToolResult {
     } = target;
     let range = request.range;
     let body = reading::read(opened, request.explicit.then_some(range), range, true)
-        .map_err(|f| read_failure_message(&abs, f, ReadHint::StartEnd))?;
+        .map_err(|f| read_failure_message(&abs, f, RangeStyle::StartEnd))?;
     let window = match body {
         Body::Text { window, .. } => window,
         Body::Media { .. } | Body::Binary => {

@@ -71,10 +71,11 @@ pub fn spec() -> ToolSpec {
     }
 }
 
-/// Which spelling of the range the caller used; the truncation note answers
-/// in the same one.
+/// Which spelling of a line range the caller uses (read_file's `offset` and
+/// `limit`, or `start_line` and `end_line`); notes and hints answer in the
+/// same one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum RangeStyle {
+pub enum RangeStyle {
     OffsetLimit,
     StartEnd,
 }
@@ -83,7 +84,7 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: ReadFileParams = parse_args(&args)?;
     let dialect: LineDialect = parse_args(&args)?;
     let (range, style) = requested_range(&params, &dialect)?;
-    let target = open_target(&ctx.state, &params.path, ReadHint::OffsetLimit)?;
+    let target = open_target(&ctx.state, &params.path, style)?;
     run_sized(target.opened.size(), move || {
         read_file(target, range, style)
     })
@@ -102,7 +103,11 @@ pub struct ReadTarget {
 
 /// Resolves, checks `.geminiignore` and opens `raw` for reading: the cheap
 /// part of every read, done before deciding where the reading runs.
-pub fn open_target(state: &Arc<State>, raw: &str, hint: ReadHint) -> Result<ReadTarget, ToolError> {
+pub fn open_target(
+    state: &Arc<State>,
+    raw: &str,
+    style: RangeStyle,
+) -> Result<ReadTarget, ToolError> {
     let guard = &state.guard;
     let resolved = guard
         .resolve(raw)
@@ -116,7 +121,7 @@ pub fn open_target(state: &Arc<State>, raw: &str, hint: ReadHint) -> Result<Read
         return Err(format!("File path '{abs}' is ignored by configured ignore patterns.").into());
     }
     let opened =
-        reading::open(guard, &resolved).map_err(|f| read_failure_message(&abs, f, hint))?;
+        reading::open(guard, &resolved).map_err(|f| read_failure_message(&abs, f, style))?;
     Ok(ReadTarget {
         opened,
         rel: guard.relative_display(&resolved.display),
@@ -179,7 +184,7 @@ fn read_file(target: ReadTarget, range: Option<LineRange>, style: RangeStyle) ->
         display,
     } = target;
     let body = reading::read(opened, range, default_range, false)
-        .map_err(|f| read_failure_message(&abs, f, ReadHint::OffsetLimit))?;
+        .map_err(|f| read_failure_message(&abs, f, style))?;
     match body {
         Body::Text { window, .. } => {
             if window.start > 0 && window.start >= window.total {
@@ -230,15 +235,8 @@ fn beyond_end_message(abs: &str, start: usize, total: usize, style: RangeStyle) 
     )
 }
 
-/// How a too-large text file can still be read, per tool.
-#[derive(Debug, Clone, Copy)]
-pub enum ReadHint {
-    OffsetLimit,
-    StartEnd,
-}
-
 /// The messages shared by the read tools for each [`ReadFailure`].
-pub fn read_failure_message(abs: &str, failure: ReadFailure, hint: ReadHint) -> ToolError {
+pub fn read_failure_message(abs: &str, failure: ReadFailure, style: RangeStyle) -> ToolError {
     let message = match failure {
         ReadFailure::NotFound => format!("File not found: {abs}"),
         ReadFailure::IsDirectory => format!("Path is a directory, not a file: {abs}"),
@@ -248,12 +246,12 @@ pub fn read_failure_message(abs: &str, failure: ReadFailure, hint: ReadHint) -> 
                 reading::megabytes(size)
             );
             if text {
-                m.push_str(match hint {
-                    ReadHint::OffsetLimit => {
+                m.push_str(match style {
+                    RangeStyle::OffsetLimit => {
                         ". Read it in parts instead: pass 'offset' and 'limit' (for example \
                          offset: 0, limit: 2000) and page on from there."
                     }
-                    ReadHint::StartEnd => {
+                    RangeStyle::StartEnd => {
                         ". Read it in parts instead: pass 'start_line' and 'end_line' (for \
                          example start_line: 1, end_line: 500) and page on from there."
                     }

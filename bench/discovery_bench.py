@@ -15,7 +15,6 @@ its searches are compared with `rg -i`; `rg` without -i is listed too.
 Workloads whose paths do not exist under --root are skipped.
 """
 import argparse
-import json
 import os
 import re
 import shlex
@@ -23,44 +22,14 @@ import statistics
 import subprocess
 import time
 
+from mcp_client import McpClient
 
-class Server:
-    def __init__(self, argv):
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=-1)
-        self.next_id = 0
-        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                    "clientInfo": {"name": "discovery_bench", "version": "1"}})
-        self.proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-        self.proc.stdin.flush()
 
-    def request(self, method, params):
-        self.next_id += 1
-        line = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}).encode() + b"\n"
-        t0 = time.perf_counter()
-        self.proc.stdin.write(line)
-        self.proc.stdin.flush()
-        while True:
-            msg = json.loads(self.proc.stdout.readline())
-            if msg.get("id") == self.next_id:
-                return time.perf_counter() - t0, msg
-
-    def call(self, tool, args):
-        elapsed, msg = self.request("tools/call", {"name": tool, "arguments": args})
-        result = msg.get("result") or {}
-        if "error" in msg or result.get("isError"):
-            raise RuntimeError(f"{tool} failed: {json.dumps(msg)[:300]}")
-        return elapsed
-
-    def peak_rss_mb(self):
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-        return float("nan")
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait(timeout=10)
+def call_ok(client, tool, args):
+    elapsed, is_error, text = client.call(tool, args)
+    if is_error:
+        raise RuntimeError(f"{tool} failed: {text[:300]}")
+    return elapsed
 
 
 def run_cli(cmd, cwd):
@@ -134,15 +103,15 @@ def main():
     a = ap.parse_args()
     root = os.path.abspath(a.root)
     chosen = [w for w in workloads(root, a.rg, a.fd) if not a.only or re.search(a.only, w[0])]
-    server = Server([a.bin, "--root", root])
+    server = McpClient([a.bin, "--root", root], "discovery_bench")
     times = {}
     for w in chosen:  # warm-up: page cache, lazy initialisation
-        server.call(w[1], w[2])
+        call_ok(server, w[1], w[2])
         for _, cmd in w[3]:
             run_cli(cmd, root)
     for r in range(a.rounds):
         for name, tool, args, refs, _ in chosen:
-            runs = [("rootbound", lambda: server.call(tool, args))]
+            runs = [("rootbound", lambda: call_ok(server, tool, args))]
             runs += [(label, lambda c=cmd: run_cli(c, root)) for label, cmd in refs]
             k = r % len(runs)
             for label, fn in runs[k:] + runs[:k]:

@@ -10,56 +10,13 @@ str.replace, write a temporary file, fsync, rename), i.e. the cost of the
 work itself without a protocol. Files live in a temporary directory.
 """
 import argparse
-import json
 import os
 import statistics
 import subprocess
 import tempfile
 import time
 
-
-class Client:
-    """Plain newline-delimited JSON-RPC client, one request in flight."""
-
-    def __init__(self, argv):
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=-1)
-        self.next_id = 0
-        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                    "clientInfo": {"name": "edit_bench", "version": "1"}})
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def send(self, msg):
-        self.proc.stdin.write(json.dumps(msg).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def request(self, method, params):
-        self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        while True:
-            msg = json.loads(self.proc.stdout.readline())
-            if msg.get("id") == self.next_id:
-                return msg
-
-    def call(self, tool, args):
-        """Times one call from the write of its (pre-encoded) request to the
-        parsed reply: the client's own JSON encoding is not counted."""
-        self.next_id += 1
-        line = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
-                           "params": {"name": tool, "arguments": args}}).encode() + b"\n"
-        t0 = time.perf_counter()
-        self.proc.stdin.write(line)
-        self.proc.stdin.flush()
-        while True:
-            msg = json.loads(self.proc.stdout.readline())
-            if msg.get("id") == self.next_id:
-                break
-        elapsed = time.perf_counter() - t0
-        result = msg.get("result", {})
-        return elapsed, result.get("isError", False), result.get("content", [{}])[0].get("text", "")
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait(timeout=10)
+from mcp_client import McpClient
 
 
 def make_file(path, size):
@@ -116,7 +73,7 @@ def main():
         ref_small, ref_big = os.path.join(tmp, "ref_small.rs"), os.path.join(tmp, "ref_big.rs")
         make_file(ref_small, 1024 * 1024)
         make_file(ref_big, 20 * 1024 * 1024)
-        client = Client([a.bin, "--root", tmp])
+        client = McpClient([a.bin, "--root", tmp], "edit_bench")
         rows = {}
 
         def record(name, ours, ref):

@@ -32,28 +32,26 @@ def make_file(path, size):
     return len(lines)
 
 
-def python_replace(path, old, new):
-    t0 = time.perf_counter()
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    text = text.replace(old, new, 1)
+def write_atomically(path, text):
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
         f.flush()
         os.fsync(f.fileno())
     os.rename(tmp, path)
+
+
+def python_replace(path, old, new):
+    t0 = time.perf_counter()
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    write_atomically(path, text.replace(old, new, 1))
     return time.perf_counter() - t0
 
 
 def python_write(path, content):
     t0 = time.perf_counter()
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(content)
-        f.flush()
-        os.fsync(f.fileno())
-    os.rename(tmp, path)
+    write_atomically(path, content)
     return time.perf_counter() - t0
 
 

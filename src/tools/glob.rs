@@ -147,10 +147,7 @@ pub fn find(
     for dir in dirs {
         let relative = relative_pattern(pattern, dir);
         // A pattern that names an existing file literally (e.g. `app/[id]/page.tsx`).
-        if let Some(file) = literal_file(guard, dir, &relative) {
-            let mtime = std::fs::metadata(&file)
-                .ok()
-                .and_then(|m| m.modified().ok());
+        if let Some((file, mtime)) = literal_file(guard, dir, &relative) {
             files.push((file.display().to_string(), mtime));
             continue;
         }
@@ -219,14 +216,16 @@ fn compile(pattern: &str, case_sensitive: bool) -> Result<GlobMatcher, ToolError
         .map_err(|e| ToolError(format!("Invalid glob pattern \"{pattern}\": {e}")))
 }
 
-/// The file `pattern` names literally below `dir`, if it exists.
-fn literal_file(guard: &Guard, dir: &Path, pattern: &str) -> Option<PathBuf> {
+/// The file `pattern` names literally below `dir`, if it exists, with its
+/// modification time.
+fn literal_file(guard: &Guard, dir: &Path, pattern: &str) -> Option<(PathBuf, Option<SystemTime>)> {
     if !pattern.contains(['*', '?', '[', '{']) || pattern.starts_with('/') {
         return None;
     }
     let resolved = guard.resolve_absolute(&dir.join(pattern)).ok()?;
-    resolved.metadata().filter(|m| m.is_file())?;
-    Some(resolved.display)
+    let meta = resolved.metadata().filter(|m| m.is_file())?;
+    let mtime = meta.modified().ok();
+    Some((resolved.display, mtime))
 }
 
 /// Files changed in the last 24 hours first, newest first; the rest in path

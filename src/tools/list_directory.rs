@@ -157,12 +157,12 @@ fn list(
         let Ok(name) = std::str::from_utf8(raw) else {
             continue;
         };
-        let Some(is_dir) = entry_is_dir(guard, dir, name, item.file_type()) else {
-            continue; // a link leaving the roots, or dangling
-        };
         if !name_filter.is_empty() && name_filter.is_match(name) {
             continue;
         }
+        let Some(is_dir) = entry_is_dir(guard, dir, name, item.file_type()) else {
+            continue; // a link leaving the roots, or dangling
+        };
         let hidden_git = respect_git && name == ".git";
         probe.push(name);
         let hidden_rules = rules.is_ignored(&dir_rules, &probe, is_dir);

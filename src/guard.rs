@@ -183,6 +183,12 @@ impl Guard {
             .map(|(i, _)| i)
     }
 
+    /// The root that contains `real` (the deepest, for nested roots).
+    pub fn containing_root(&self, real: &Path) -> Option<&Path> {
+        let index = self.root_of(real)?;
+        self.roots.get(index).map(|r| r.path.as_path())
+    }
+
     pub fn contains(&self, real: &Path) -> bool {
         self.root_of(real).is_some()
     }

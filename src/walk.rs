@@ -121,11 +121,7 @@ impl<C> Drop for PerThread<'_, C> {
 
 impl<'g> Walk<'g> {
     pub fn new(guard: &'g Guard, start: &Path, options: WalkOptions) -> Walk<'g> {
-        let root = guard
-            .root_of(start)
-            .and_then(|i| guard.roots().nth(i))
-            .unwrap_or(start)
-            .to_path_buf();
+        let root = guard.containing_root(start).unwrap_or(start).to_path_buf();
         let threads = std::thread::available_parallelism()
             .map_or(2, |n| n.get())
             .min(12);
@@ -420,10 +416,7 @@ fn keep_entry(options: &WalkOptions, entry: &DirEntry) -> bool {
 /// The ignore rules for the entries of `dir` (for list_directory and named
 /// files), with a walk's options.
 pub fn dir_rules(guard: &Guard, dir: &Path, options: &WalkOptions) -> (IgnoreSet, DirRules) {
-    let root = guard
-        .root_of(dir)
-        .and_then(|i| guard.roots().nth(i))
-        .unwrap_or(dir);
+    let root = guard.containing_root(dir).unwrap_or(dir);
     let set = IgnoreSet::new(
         root,
         options.respect_git_ignore,

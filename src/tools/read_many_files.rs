@@ -284,8 +284,7 @@ impl IgnoreCache {
         };
         if !self.dirs.contains_key(parent) {
             let root = guard
-                .root_of(parent)
-                .and_then(|i| guard.roots().nth(i))
+                .containing_root(parent)
                 .unwrap_or(parent)
                 .to_path_buf();
             let set = self

@@ -64,6 +64,13 @@ pub struct SearchDirs {
     pub place: String,
 }
 
+fn outside(path: &Path, dirs: &str) -> String {
+    format!(
+        "Search path (\"{}\") resolves outside the allowed workspace directories: {dirs}",
+        path.display()
+    )
+}
+
 /// Resolves a glob/search `path` parameter (None: every root) with glob's
 /// messages.
 pub fn search_dirs(guard: &Guard, path: Option<&str>) -> Result<SearchDirs, ToolError> {
@@ -75,14 +82,9 @@ pub fn search_dirs(guard: &Guard, path: Option<&str>) -> Result<SearchDirs, Tool
         };
         return Ok(SearchDirs { dirs, place });
     };
-    let resolved = guard.resolve(raw).map_err(|refusal| match refusal {
-        crate::guard::Refusal::Outside { display, .. } => ToolError(format!(
-            "Search path (\"{}\") resolves outside the allowed workspace directories: {}",
-            display.display(),
-            guard.roots_display()
-        )),
-        other => super::refusal_message(guard, other, super::file_outside),
-    })?;
+    let resolved = guard
+        .resolve(raw)
+        .map_err(|refusal| super::refusal_message(guard, refusal, outside))?;
     let abs = resolved.display.display().to_string();
     match resolved.metadata() {
         None => Err(format!("Search path does not exist {abs}").into()),

@@ -376,7 +376,7 @@ pub fn file_outside(_path: &std::path::Path, dirs: &str) -> String {
 pub fn refusal_message(
     guard: &Guard,
     refusal: Refusal,
-    outside: fn(&std::path::Path, &str) -> String,
+    outside: impl FnOnce(&std::path::Path, &str) -> String,
 ) -> ToolError {
     ToolError(match refusal {
         Refusal::Invalid(message) => message,

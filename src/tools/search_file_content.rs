@@ -148,13 +148,13 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let (start, is_file) = match &params.path {
         None => (guard.primary().to_path_buf(), false),
         Some(raw) => {
-            let resolved = guard.resolve(raw).map_err(|refusal| match refusal {
-                crate::guard::Refusal::Outside { .. } => ToolError(format!(
-                    "Path validation failed: Attempted path \"{raw}\" resolves outside the allowed \
-                     workspace directories: {}",
-                    guard.roots_display()
-                )),
-                other => super::refusal_message(guard, other, super::file_outside),
+            let resolved = guard.resolve(raw).map_err(|refusal| {
+                super::refusal_message(guard, refusal, |_, dirs| {
+                    format!(
+                        "Path validation failed: Attempted path \"{raw}\" resolves outside the \
+                         allowed workspace directories: {dirs}"
+                    )
+                })
             })?;
             let Some(meta) = resolved.metadata() else {
                 return Err(format!("Path does not exist: {}", resolved.display.display()).into());

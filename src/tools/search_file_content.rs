@@ -198,6 +198,12 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
         search::search(&state.guard, &start, is_file, &query, stop, &report)
     })
     .await;
+    tracing::debug!(
+        files_searched = outcome.files_searched,
+        cancelled = outcome.cancelled,
+        timed_out = outcome.timed_out,
+        "search finished"
+    );
     if outcome.cancelled {
         return Err("The search was cancelled.".into());
     }

@@ -138,6 +138,14 @@ pub fn media_by_extension(path: &Path) -> Option<(Media, &'static str)> {
         .map(|&(_, kind, mime)| (kind, mime))
 }
 
+/// The extensions recognised as media of `kind`.
+pub fn media_extensions(kind: Media) -> impl Iterator<Item = &'static str> {
+    MEDIA_EXTENSIONS
+        .iter()
+        .filter(move |(_, k, _)| *k == kind)
+        .map(|&(ext, _, _)| ext)
+}
+
 /// Decides the kind of the file at `path` whose first bytes are `head`
 /// (at most [`SNIFF_BYTES`] are looked at).
 pub fn classify(path: &Path, head: &[u8]) -> FileKind {

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use super::list_directory::{FILE_FILTERING_ALIASES, Hidden};
 use super::read_file::media_block;
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, cancellable, parse_args};
-use crate::filekind;
+use crate::filekind::{self, Media};
 use crate::guard::{Guard, Refusal, Resolved};
 use crate::ignore_rules::{DirRules, IgnoreSet};
 use crate::params::{Alias, JsonObject, portable_schema};
@@ -395,19 +395,18 @@ fn literal_prefix(pattern: &str) -> (PathBuf, String) {
     (prefix, rest)
 }
 
-/// Whether a pattern names a media extension (then media it finds are read).
+/// Whether a pattern names an image, audio or PDF extension (then the media
+/// it finds are read).
 fn names_media(pattern: &str) -> bool {
     let lower = pattern.to_ascii_lowercase();
-    [
-        "png", "jpg", "jpeg", "gif", "webp", "bmp", "mp3", "wav", "aiff", "aif", "aac", "ogg",
-        "flac", "m4a", "pdf",
-    ]
-    .iter()
-    .any(|ext| {
-        lower.contains(&format!(".{ext}"))
-            || lower.contains(&format!("{{{ext}"))
-            || lower.contains(&format!(",{ext}"))
-    })
+    [Media::Image, Media::Audio, Media::Pdf]
+        .into_iter()
+        .flat_map(filekind::media_extensions)
+        .any(|ext| {
+            lower.contains(&format!(".{ext}"))
+                || lower.contains(&format!("{{{ext}"))
+                || lower.contains(&format!(",{ext}"))
+        })
 }
 
 /// Applies excludes to a file found by expansion.

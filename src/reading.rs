@@ -128,11 +128,15 @@ pub fn read(
     } else {
         None
     };
-    let head = match &whole {
-        Some(data) => data[..data.len().min(SNIFF_BYTES)].to_vec(),
-        None => read_head(&file).map_err(ReadFailure::Io)?,
+    let sniffed;
+    let head: &[u8] = match &whole {
+        Some(data) => &data[..data.len().min(SNIFF_BYTES)],
+        None => {
+            sniffed = read_head(&file).map_err(ReadFailure::Io)?;
+            &sniffed
+        }
     };
-    let kind = filekind::classify(&real, &head);
+    let kind = filekind::classify(&real, head);
     let encoding = match kind {
         FileKind::Binary => return Ok(Body::Binary),
         FileKind::Media(kind, mime) => {
@@ -151,7 +155,7 @@ pub fn read(
             return Ok(Body::Media { kind, mime, base64 });
         }
         FileKind::Svg if size > MAX_SVG_BYTES => return Ok(Body::SvgTooLarge),
-        FileKind::Svg => filekind::detect_bom(&head).unwrap_or(Encoding::Utf8),
+        FileKind::Svg => filekind::detect_bom(head).unwrap_or(Encoding::Utf8),
         FileKind::Text(encoding) => encoding,
     };
     if range.is_none() && size > MAX_FILE_BYTES {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::write_file::{placeholder_message, target_error_message};
+use super::write_file::{commit, placeholder_message, read_existing, target_error_message};
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::diff;
 use crate::edit::{self, EditFailure, Expected, near_miss, omission};
@@ -96,11 +96,9 @@ fn replace(
     let lock = state.locks.lock_for(&target.resolved.real);
     let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
 
-    let existing = writing::read_existing(guard, &target)
-        .map_err(|e| ToolError(writing::write_error_message(&abs, &e)))?;
-    let Some(existing) = existing else {
+    let Some(existing) = read_existing(guard, &target)? else {
         if params.old_string.is_empty() {
-            commit(state, &target, params.new_string.as_bytes(), None)?;
+            commit(guard, &target, params.new_string.as_bytes(), None)?;
             return super::text(format!("Created new file: {abs} with provided content."));
         }
         return Err(format!(
@@ -112,11 +110,9 @@ fn replace(
     if params.old_string.is_empty() {
         return Err(format!("File already exists, cannot create: {abs}").into());
     }
+    // Rule 4 comes before the content is looked at (a binary file included).
     if textfile::normalize(&params.old_string) == textfile::normalize(&params.new_string) {
-        return Err(format!(
-            "No changes to apply. The old_string and new_string are identical in file: {abs}"
-        )
-        .into());
+        return Err(identical_message(&abs));
     }
     let (metadata, decoded) = existing.decode(&target);
     let file = decoded.map_err(|e| not_text_message(&abs, e))?;
@@ -134,21 +130,11 @@ fn replace(
     let rel = guard.relative_display(&target.resolved.display);
     let diff = diff::unified(&file.text, &edited.text, &rel);
     let bytes = textfile::encode_cow(&edited.text, file.encoding);
-    commit(state, &target, &bytes, Some(&metadata))?;
+    commit(guard, &target, &bytes, Some(&metadata))?;
     super::text(format!(
         "Successfully modified file: {abs} ({} replacements).\n\n{diff}",
         edited.replacements
     ))
-}
-
-fn commit(
-    state: &State,
-    target: &Target,
-    bytes: &[u8],
-    previous: Option<&std::fs::Metadata>,
-) -> Result<(), ToolError> {
-    writing::commit(&state.guard, target, bytes, previous)
-        .map_err(|e| ToolError(writing::write_error_message(&target.abs, &e)))
 }
 
 fn not_text_message(abs: &str, e: DecodeError) -> ToolError {
@@ -165,13 +151,15 @@ fn not_text_message(abs: &str, e: DecodeError) -> ToolError {
     })
 }
 
+fn identical_message(abs: &str) -> ToolError {
+    ToolError(format!(
+        "No changes to apply. The old_string and new_string are identical in file: {abs}"
+    ))
+}
+
 fn failure_message(abs: &str, text: &str, old: &str, failure: EditFailure) -> ToolError {
     ToolError(match failure {
-        EditFailure::Identical => {
-            format!(
-                "No changes to apply. The old_string and new_string are identical in file: {abs}"
-            )
-        }
+        EditFailure::Identical => return identical_message(abs),
         EditFailure::CountMismatch { expected, found } => format!(
             "Failed to edit, Expected {expected} occurrence{} but found {found} for old_string in \
              file: {abs}",

@@ -3,6 +3,7 @@
 //! and permission bits; the answer shows a diff of what changed.
 
 use std::borrow::Cow;
+use std::fs::Metadata;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -14,7 +15,7 @@ use crate::edit::omission;
 use crate::guard::Guard;
 use crate::params::{JsonObject, portable_schema};
 use crate::textfile::{self, LineEnding};
-use crate::writing::{self, Target, TargetError};
+use crate::writing::{self, Existing, Target, TargetError};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WriteFileParams {
@@ -74,6 +75,24 @@ pub fn target_error_message(guard: &Guard, e: TargetError) -> ToolError {
     }
 }
 
+/// Reads the target's current content (None: a new file), with the write
+/// tools' message on failure.
+pub fn read_existing(guard: &Guard, target: &Target) -> Result<Option<Existing>, ToolError> {
+    writing::read_existing(guard, target)
+        .map_err(|e| ToolError(writing::write_error_message(&target.abs, &e)))
+}
+
+/// Commits `bytes` to the target, with the write tools' message on failure.
+pub fn commit(
+    guard: &Guard,
+    target: &Target,
+    bytes: &[u8],
+    previous: Option<&Metadata>,
+) -> Result<(), ToolError> {
+    writing::commit(guard, target, bytes, previous)
+        .map_err(|e| ToolError(writing::write_error_message(&target.abs, &e)))
+}
+
 /// The refusal for content with an omission placeholder.
 pub fn placeholder_message(line: &str) -> ToolError {
     ToolError(format!(
@@ -88,11 +107,8 @@ fn write_file(state: &Arc<State>, params: &WriteFileParams, target: Target) -> T
     let lock = state.locks.lock_for(&target.resolved.real);
     let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
 
-    let existing = writing::read_existing(guard, &target)
-        .map_err(|e| ToolError(writing::write_error_message(&target.abs, &e)))?;
-    let Some(existing) = existing else {
-        writing::commit(guard, &target, params.content.as_bytes(), None)
-            .map_err(|e| ToolError(writing::write_error_message(&target.abs, &e)))?;
+    let Some(existing) = read_existing(guard, &target)? else {
+        commit(guard, &target, params.content.as_bytes(), None)?;
         return super::text(format!(
             "Successfully created and wrote to new file: {}.",
             target.abs
@@ -121,8 +137,7 @@ fn write_file(state: &Arc<State>, params: &WriteFileParams, target: Target) -> T
             false,
         ),
     };
-    writing::commit(guard, &target, &bytes, Some(&metadata))
-        .map_err(|e| ToolError(writing::write_error_message(&target.abs, &e)))?;
+    commit(guard, &target, &bytes, Some(&metadata))?;
     let mut message = format!("Successfully overwrote file: {}.", target.abs);
     if unchanged {
         message.push_str(" The content is unchanged.");

@@ -8,10 +8,10 @@ use clap::Parser;
 use rmcp::ServiceExt;
 
 use rootbound::cli::{self, Cli, Command};
-use rootbound::guard::Guard;
-use rootbound::server::RootboundServer;
+use rootbound::fs::guard::Guard;
+use rootbound::mcp::server::RootboundServer;
+use rootbound::mcp::transport::StdioTransport;
 use rootbound::tools::{Registry, State};
-use rootbound::transport::StdioTransport;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

@@ -11,9 +11,9 @@ use serde::Deserialize;
 
 use super::list_directory::{FILTER_ALIASES, Hidden};
 use super::{CallContext, ToolError, ToolResult, ToolSpec, cancellable, parse_args};
-use crate::guard::Guard;
-use crate::params::{JsonObject, portable_schema};
-use crate::walk::{self, Walk, WalkOptions};
+use crate::discovery::walk::{self, Walk, WalkOptions};
+use crate::fs::guard::Guard;
+use crate::mcp::params::{JsonObject, portable_schema};
 
 /// Most paths listed.
 pub const MAX_RESULTS: usize = 2000;

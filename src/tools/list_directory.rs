@@ -11,9 +11,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
-use crate::guard::Resolved;
-use crate::params::{Alias, JsonObject, portable_schema};
-use crate::walk::{self, WalkOptions};
+use crate::discovery::walk::{self, WalkOptions};
+use crate::fs::guard::Resolved;
+use crate::mcp::params::{Alias, JsonObject, portable_schema};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListDirectoryParams {
@@ -202,7 +202,7 @@ fn list(
 /// Whether an entry is a directory; for a symlink, whether its target is,
 /// and None if the link leaves the roots or dangles.
 fn entry_is_dir(
-    guard: &crate::guard::Guard,
+    guard: &crate::fs::guard::Guard,
     dir: &Resolved,
     name: &str,
     kind: rustix::fs::FileType,

@@ -8,11 +8,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
-use crate::filekind::Media;
-use crate::ignore_rules;
-use crate::params::{Alias, JsonObject, portable_schema};
-use crate::reading::{self, Body, ReadFailure};
-use crate::text::LineRange;
+use crate::discovery::ignore_rules;
+use crate::fs::reading::{self, Body, ReadFailure};
+use crate::mcp::params::{Alias, JsonObject, portable_schema};
+use crate::text::filekind::Media;
+use crate::text::lines::LineRange;
 
 /// Lines returned when no limit is given.
 pub const DEFAULT_LIMIT: usize = 2000;
@@ -204,7 +204,7 @@ fn read_file(target: ReadTarget, range: Option<LineRange>, style: RangeStyle) ->
 }
 
 /// The exact truncation block of Gemini CLI, in the caller's range style.
-fn truncated_text(window: crate::text::Window, style: RangeStyle) -> String {
+fn truncated_text(window: crate::text::lines::Window, style: RangeStyle) -> String {
     let first = window.start + 1;
     let last = window.end_line();
     let (params, next) = match style {

@@ -15,13 +15,13 @@ use serde::Deserialize;
 use super::list_directory::{FILE_FILTERING_ALIASES, Hidden};
 use super::read_file::media_block;
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, cancellable, parse_args};
-use crate::filekind::{self, Media};
-use crate::guard::{Guard, Refusal, Resolved};
-use crate::ignore_rules::{DirRules, IgnoreSet};
-use crate::params::{Alias, JsonObject, portable_schema};
-use crate::reading::{self, Body, ReadFailure};
-use crate::text::LineRange;
-use crate::walk::{self, Walk, WalkOptions};
+use crate::discovery::ignore_rules::{DirRules, IgnoreSet};
+use crate::discovery::walk::{self, Walk, WalkOptions};
+use crate::fs::guard::{Guard, Refusal, Resolved};
+use crate::fs::reading::{self, Body, ReadFailure};
+use crate::mcp::params::{Alias, JsonObject, portable_schema};
+use crate::text::filekind::{self, Media};
+use crate::text::lines::LineRange;
 
 /// Text returned in all, at most; files past it are named in a note.
 pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;

@@ -8,9 +8,9 @@ use serde::Deserialize;
 
 use super::list_directory::Hidden;
 use super::{CallContext, ToolError, ToolResult, ToolSpec, cancellable, parse_args};
-use crate::params::{Alias, JsonObject, portable_schema};
-use crate::search::{self, Include, Outcome, Query};
-use crate::walk::{SEARCH_EXCLUDED_DIRS, SEARCH_EXCLUDED_EXTENSIONS, WalkOptions};
+use crate::discovery::search::{self, Include, Outcome, Query};
+use crate::discovery::walk::{SEARCH_EXCLUDED_DIRS, SEARCH_EXCLUDED_EXTENSIONS, WalkOptions};
+use crate::mcp::params::{Alias, JsonObject, portable_schema};
 
 /// Matches returned when no cap is given.
 pub const DEFAULT_TOTAL_MAX: i64 = 100;

@@ -10,12 +10,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
-use crate::diff;
-use crate::edit::omission;
-use crate::guard::Guard;
-use crate::params::{JsonObject, portable_schema};
-use crate::textfile::{self, LineEnding};
-use crate::writing::{self, Existing, Target, TargetError};
+use crate::fs::guard::Guard;
+use crate::fs::writing::{self, Existing, Target, TargetError};
+use crate::mcp::params::{JsonObject, portable_schema};
+use crate::text::diff;
+use crate::text::edit::omission;
+use crate::text::exact::{self, LineEnding};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WriteFileParams {
@@ -119,8 +119,8 @@ fn write_file(state: &Arc<State>, params: &WriteFileParams, target: Target) -> T
     let converted;
     let (bytes, diff, unchanged) = match decoded {
         Ok(old) => {
-            let content: &str = if textfile::dominant_ending(&old.text) == LineEnding::CrLf {
-                converted = textfile::lf_to_crlf(&params.content);
+            let content: &str = if exact::dominant_ending(&old.text) == LineEnding::CrLf {
+                converted = exact::lf_to_crlf(&params.content);
                 &converted
             } else {
                 &params.content
@@ -128,7 +128,7 @@ fn write_file(state: &Arc<State>, params: &WriteFileParams, target: Target) -> T
             let rel = guard.relative_display(&target.resolved.display);
             let diff = diff::unified(&old.text, content, &rel);
             let unchanged = old.text == content;
-            (textfile::encode_cow(content, old.encoding), diff, unchanged)
+            (exact::encode_cow(content, old.encoding), diff, unchanged)
         }
         // Not text before: written exactly as given.
         Err(_) => (

@@ -18,9 +18,9 @@ use globset::{GlobBuilder, GlobMatcher};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 
-use crate::guard::Guard;
-use crate::text::cut_line;
-use crate::walk::{self, Walk, WalkOptions};
+use crate::discovery::walk::{self, Walk, WalkOptions};
+use crate::fs::guard::Guard;
+use crate::text::lines::cut_line;
 
 /// One search's settings.
 pub struct Query {

@@ -10,7 +10,7 @@
 
 use std::io::{self, Read};
 
-use crate::filekind::Encoding;
+use crate::text::filekind::Encoding;
 
 /// Longest line, in characters, that tools return in full.
 pub const MAX_LINE_CHARS: usize = 2000;

@@ -5,9 +5,9 @@
 use std::fs::Metadata;
 use std::io::{self, Read};
 
-use crate::atomic;
-use crate::guard::{Guard, Resolved, has_component};
-use crate::textfile::{DecodeError, TextFile};
+use crate::fs::atomic;
+use crate::fs::guard::{Guard, Resolved, has_component};
+use crate::text::exact::{DecodeError, TextFile};
 
 /// Largest file the write tools read back for editing or diffing.
 pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
@@ -31,7 +31,7 @@ impl Target {
 /// Why a target cannot be written.
 #[derive(Debug)]
 pub enum TargetError {
-    Refused(crate::guard::Refusal),
+    Refused(crate::fs::guard::Refusal),
     InsideGit(String),
     IsDirectory(String),
 }

@@ -6,7 +6,7 @@
 //! the original. So every byte outside a replaced span stays as it was: a
 //! mixed-ending file stays mixed, a BOM stays, UTF-16 stays UTF-16.
 
-use crate::filekind::{self, Encoding, FileKind};
+use crate::text::filekind::{self, Encoding, FileKind};
 
 /// A line-ending style.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

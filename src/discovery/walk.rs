@@ -26,8 +26,8 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use ignore::{DirEntry, WalkBuilder, WalkState};
 
-use crate::guard::Guard;
-use crate::ignore_rules::{DirRules, GEMINI_IGNORE, IgnoreSet};
+use crate::discovery::ignore_rules::{DirRules, GEMINI_IGNORE, IgnoreSet};
+use crate::fs::guard::Guard;
 
 /// Directories no walk enters.
 pub const DEFAULT_EXCLUDED_DIRS: &[&str] =

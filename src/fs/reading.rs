@@ -30,7 +30,7 @@ pub const MAX_SVG_BYTES: u64 = MB;
 #[derive(Debug)]
 pub enum Body {
     /// A window of text lines.
-    Text { window: Window, encoding: Encoding },
+    Text { window: Window },
     /// Media, base64-encoded.
     Media {
         kind: Media,
@@ -168,14 +168,14 @@ pub fn read(
         && let Some(data) = &whole
         && let Some(window) = lines::whole_text(&data[encoding.bom().len()..], range.count)
     {
-        return Ok(Body::Text { window, encoding });
+        return Ok(Body::Text { window });
     }
     let window = match whole {
         Some(data) => lines::read_window(Utf8Reader::new(&data[..], encoding), range),
         None => lines::read_window(Utf8Reader::new(file, encoding), range),
     }
     .map_err(ReadFailure::Io)?;
-    Ok(Body::Text { window, encoding })
+    Ok(Body::Text { window })
 }
 
 /// The first bytes of a file, for sniffing.

@@ -80,11 +80,6 @@ impl TextFile {
         })?;
         Ok(TextFile { encoding, text })
     }
-
-    /// The bytes of `text` in this file's encoding, BOM included.
-    pub fn encode(&self, text: &str) -> Vec<u8> {
-        encode(text, self.encoding)
-    }
 }
 
 /// Strict UTF-16; Err is the offset of the first invalid unit.
@@ -327,7 +322,7 @@ mod tests {
             let file = TextFile::decode(Path::new("x.txt"), bytes.clone()).unwrap();
             assert_eq!(file.encoding, enc, "{enc:?}");
             assert_eq!(file.text, text, "{enc:?}");
-            assert_eq!(file.encode(&file.text), bytes, "{enc:?}");
+            assert_eq!(encode(&file.text, file.encoding), bytes, "{enc:?}");
         }
     }
 

@@ -408,22 +408,22 @@ impl<R> Utf8Reader<R> {
     }
 }
 
-/// Decodes a whole byte buffer in `encoding` to a `String` (BOM removed,
-/// invalid sequences as U+FFFD).
-pub fn decode_lossy(bytes: &[u8], encoding: Encoding) -> String {
-    let mut reader = Utf8Reader::new(bytes, encoding);
-    let mut out = Vec::with_capacity(bytes.len());
-    // Reading from a slice cannot fail.
-    let _ = reader.read_to_end(&mut out);
-    match String::from_utf8(out) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Decodes a whole byte buffer in `encoding` to a `String` (BOM removed,
+    /// invalid sequences as U+FFFD).
+    fn decode_lossy(bytes: &[u8], encoding: Encoding) -> String {
+        let mut reader = Utf8Reader::new(bytes, encoding);
+        let mut out = Vec::with_capacity(bytes.len());
+        // Reading from a slice cannot fail.
+        let _ = reader.read_to_end(&mut out);
+        match String::from_utf8(out) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        }
+    }
 
     fn window(text: &str, start: usize, count: usize) -> Window {
         read_window(text.as_bytes(), LineRange { start, count }).unwrap()

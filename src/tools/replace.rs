@@ -38,6 +38,10 @@ pub struct ReplaceDialect {
     /// Replace every occurrence (at least one).
     pub allow_multiple: Option<bool>,
     /// A description of the edit; ignored.
+    #[expect(
+        dead_code,
+        reason = "declared so the dialect schema type-checks it; never used"
+    )]
     pub instruction: Option<String>,
 }
 

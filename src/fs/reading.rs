@@ -90,7 +90,7 @@ impl Opened {
 
 /// Opens the file at `resolved` for reading (cheap: no content is read).
 pub fn open(guard: &Guard, resolved: &Resolved) -> Result<Opened, ReadFailure> {
-    match &resolved.existence {
+    match resolved.existence() {
         Existence::Missing => return Err(ReadFailure::NotFound),
         Existence::Exists(m) if m.is_dir() => return Err(ReadFailure::IsDirectory),
         Existence::Exists(_) => {}
@@ -99,7 +99,7 @@ pub fn open(guard: &Guard, resolved: &Resolved) -> Result<Opened, ReadFailure> {
     Ok(Opened {
         file,
         size: metadata.len(),
-        real: resolved.real.clone(),
+        real: resolved.real().to_path_buf(),
     })
 }
 

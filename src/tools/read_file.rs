@@ -112,11 +112,15 @@ pub fn open_target(
     let resolved = guard
         .resolve(raw)
         .map_err(|r| super::refusal_message(guard, r, super::file_outside))?;
-    let abs = resolved.display.display().to_string();
+    let abs = resolved.display().display().to_string();
     if resolved.exists()
         && !resolved.is_dir()
-        && let Some(root) = guard.roots().nth(resolved.root)
-        && ignore_rules::is_gemini_ignored(root, &resolved.real, false)
+        && ignore_rules::is_gemini_ignored(
+            guard,
+            guard.root_path(resolved.root()),
+            resolved.real(),
+            false,
+        )
     {
         return Err(format!("File path '{abs}' is ignored by configured ignore patterns.").into());
     }
@@ -124,8 +128,8 @@ pub fn open_target(
         reading::open(guard, &resolved).map_err(|f| read_failure_message(&abs, f, style))?;
     Ok(ReadTarget {
         opened,
-        rel: guard.relative_display(&resolved.display),
-        display: resolved.display,
+        rel: guard.relative_display(resolved.display()),
+        display: resolved.into_display(),
         abs,
     })
 }

@@ -97,7 +97,7 @@ fn replace(
 ) -> ToolResult {
     let guard = &state.guard;
     let abs = target.abs.clone();
-    let lock = state.locks.lock_for(&target.resolved.real);
+    let lock = state.locks.lock_for(target.resolved.real());
     let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
 
     let Some(existing) = read_existing(guard, &target)? else {
@@ -131,7 +131,7 @@ fn replace(
             ));
         }
     };
-    let rel = guard.relative_display(&target.resolved.display);
+    let rel = guard.relative_display(target.resolved.display());
     let diff = diff::unified(&file.text, &edited.text, &rel);
     let bytes = exact::encode_cow(&edited.text, file.encoding);
     commit(guard, &target, &bytes, Some(&metadata))?;

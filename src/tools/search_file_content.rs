@@ -157,9 +157,11 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
                 })
             })?;
             let Some(meta) = resolved.metadata() else {
-                return Err(format!("Path does not exist: {}", resolved.display.display()).into());
+                return Err(
+                    format!("Path does not exist: {}", resolved.display().display()).into(),
+                );
             };
-            (resolved.real.clone(), !meta.is_dir())
+            (resolved.real().to_path_buf(), !meta.is_dir())
         }
     };
     let no_ignore = params.no_ignore.unwrap_or(false);

@@ -104,7 +104,7 @@ pub fn placeholder_message(line: &str) -> ToolError {
 
 fn write_file(state: &Arc<State>, params: &WriteFileParams, target: Target) -> ToolResult {
     let guard = &state.guard;
-    let lock = state.locks.lock_for(&target.resolved.real);
+    let lock = state.locks.lock_for(target.resolved.real());
     let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
 
     let Some(existing) = read_existing(guard, &target)? else {
@@ -125,7 +125,7 @@ fn write_file(state: &Arc<State>, params: &WriteFileParams, target: Target) -> T
             } else {
                 &params.content
             };
-            let rel = guard.relative_display(&target.resolved.display);
+            let rel = guard.relative_display(target.resolved.display());
             let diff = diff::unified(&old.text, content, &rel);
             let unchanged = old.text == content;
             (exact::encode_cow(content, old.encoding), diff, unchanged)

@@ -2,8 +2,8 @@
 //! content, atomically, keeping an existing file's CRLF style, BOM/encoding
 //! and permission bits; the answer shows a diff of what changed.
 
+use crate::fs::Metadata;
 use std::borrow::Cow;
-use std::fs::Metadata;
 use std::sync::Arc;
 
 use schemars::JsonSchema;

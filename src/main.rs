@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 use rmcp::ServiceExt;
+use rmcp::service::ServerInitializeError;
 
 use rootbound::{
     Cli, Command, Guard, LogLevel, Registry, RootboundServer, State, StdioTransport, print_tools,
@@ -67,6 +68,12 @@ async fn serve(registry: Arc<Registry>) -> i32 {
         .await
     {
         Ok(service) => service,
+        // A client that only probes (`server/discover`, or nothing at all)
+        // and hangs up: a normal end, not a failure.
+        Err(ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::debug!("the client closed the connection before a session started");
+            return 0;
+        }
         Err(e) => {
             tracing::error!("the MCP session did not start: {e}");
             return 1;

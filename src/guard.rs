@@ -429,6 +429,23 @@ impl Guard {
         Ok(file)
     }
 
+    /// The names in a directory that passed the guard (not `.` or `..`),
+    /// read through a handle opened race-safely beneath its root. Names are
+    /// returned as the kernel has them; nothing is followed.
+    pub fn list_dir(&self, resolved: &Resolved) -> io::Result<Vec<OsString>> {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = self.open_dir(resolved)?;
+        let mut names = Vec::new();
+        for entry in rustix::fs::Dir::read_from(&dir)? {
+            let entry = entry?;
+            let name = entry.file_name().to_bytes();
+            if name != b"." && name != b".." {
+                names.push(OsStr::from_bytes(name).to_os_string());
+            }
+        }
+        Ok(names)
+    }
+
     /// For writing: opens the directory that holds `resolved`, walking down
     /// from the root's handle one component at a time without following any
     /// symlink, and creating missing directories on the way when `create` is

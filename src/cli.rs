@@ -178,7 +178,7 @@ impl Cli {
         }
         let mut extra_read = Vec::new();
         for dir in self.bash_read.iter().chain(&self.bash_path) {
-            let canonical = std::fs::canonicalize(dir)
+            let canonical = crate::fs::canonical_dir(dir)
                 .map_err(|e| format!("--bash-read/--bash-path {}: {e}", dir.display()))?;
             extra_read.push(canonical);
         }

@@ -6,19 +6,19 @@ use std::sync::Arc;
 
 use clap::Parser;
 use rmcp::ServiceExt;
+use rmcp::service::ServerInitializeError;
 
-use rootbound::cli::{self, Cli, Command};
-use rootbound::guard::Guard;
-use rootbound::server::RootboundServer;
-use rootbound::tools::{Registry, State};
-use rootbound::transport::StdioTransport;
+use rootbound::{
+    Cli, Command, Guard, LogLevel, Registry, RootboundServer, SUPERVISOR_ARG, State,
+    StdioTransport, print_sandbox, print_tools, run_call, run_supervisor,
+};
 
 fn main() -> ExitCode {
     // A bash call's supervisor is this binary started again; it must not
     // parse options, log or start a runtime.
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(String::as_str) == Some(rootbound::shell::sandbox::SUPERVISOR_ARG) {
-        let code = rootbound::shell::sandbox::supervisor::main(&args[1..]);
+    if args.first().map(String::as_str) == Some(SUPERVISOR_ARG) {
+        let code = run_supervisor(&args[1..]);
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
     let cli = Cli::parse();
@@ -56,10 +56,10 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(&format!("cannot start the async runtime: {e}")),
     };
     let code = match cli.command {
-        Some(Command::Tools) => cli::print_tools(&registry),
-        Some(Command::Sandbox) => cli::print_sandbox(&registry.state().config),
+        Some(Command::Tools) => print_tools(&registry),
+        Some(Command::Sandbox) => print_sandbox(&registry.state().config),
         Some(Command::Call { tool, json }) => {
-            runtime.block_on(cli::run_call(&registry, &tool, json.as_deref()))
+            runtime.block_on(run_call(&registry, &tool, json.as_deref()))
         }
         None => runtime.block_on(serve(registry)),
     };
@@ -79,6 +79,12 @@ async fn serve(registry: Arc<Registry>) -> i32 {
         .await
     {
         Ok(service) => service,
+        // A client that only probes (`server/discover`, or nothing at all)
+        // and hangs up: a normal end, not a failure.
+        Err(ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::debug!("the client closed the connection before a session started");
+            return 0;
+        }
         Err(e) => {
             tracing::error!("the MCP session did not start: {e}");
             return 1;
@@ -96,7 +102,7 @@ async fn serve(registry: Arc<Registry>) -> i32 {
     }
 }
 
-fn init_logging(level: cli::LogLevel) {
+fn init_logging(level: LogLevel) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("RUST_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level.as_str()));
     tracing_subscriber::fmt()

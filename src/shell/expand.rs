@@ -20,7 +20,7 @@ use globset::GlobBuilder;
 
 use super::parse::Word;
 use super::refusal::{Refusal, refuse};
-use crate::guard::Guard;
+use crate::fs::guard::Guard;
 
 /// Limits of one command line after expansion.
 #[derive(Debug, Clone, Copy)]
@@ -201,18 +201,19 @@ impl<'a> Expander<'a> {
             .resolve_absolute(&self.absolute(dir))
             .ok()
             .filter(|r| r.is_dir())?;
-        if let Some(known) = self.listings.get(&resolved.real) {
+        if let Some(known) = self.listings.get(resolved.real()) {
             return known.clone();
         }
-        let names = self.guard.list_dir(&resolved).ok().map(|names| {
-            let mut names: Vec<String> = names
-                .into_iter()
-                .filter_map(|n| n.into_string().ok())
+        let names = self.guard.read_dir(&resolved).ok().map(|entries| {
+            let mut names: Vec<String> = entries
+                .filter_map(Result::ok)
+                .filter_map(|item| item.name.into_string().ok())
                 .collect();
             names.sort();
             Rc::new(names)
         });
-        self.listings.insert(resolved.real.clone(), names.clone());
+        self.listings
+            .insert(resolved.real().to_path_buf(), names.clone());
         names
     }
 }

@@ -12,7 +12,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::refusal::{Refusal, refuse};
-use crate::guard::Guard;
+use crate::fs::guard::{Guard, Resolved};
 
 /// The most of a `.git` or `commondir` pointer file that is read.
 const MAX_POINTER_BYTES: u64 = 4096;
@@ -54,10 +54,10 @@ pub fn locate(guard: &Guard, dir: &Path) -> Result<Pin, Refusal> {
     let start = guard
         .resolve_absolute(dir)
         .map_err(|_| Refusal::new("git", "git's directory is not inside a workspace root"))?;
-    let Some(root) = guard.containing_root(&start.real).map(Path::to_path_buf) else {
+    let Some(root) = guard.containing_root(start.real()).map(Path::to_path_buf) else {
         return refuse("git", "git's directory is not inside a workspace root");
     };
-    for top in start.real.ancestors() {
+    for top in start.real().ancestors() {
         if !top.starts_with(&root) {
             break;
         }
@@ -75,7 +75,7 @@ pub fn locate(guard: &Guard, dir: &Path) -> Result<Pin, Refusal> {
             continue;
         };
         let git_dir = if meta.is_dir() {
-            found.real.clone()
+            found.real().to_path_buf()
         } else if meta.is_file() {
             follow_pointer(guard, &found, top)?
         } else {
@@ -125,26 +125,22 @@ fn read_pointer(guard: &Guard, path: &Path) -> Result<String, Refusal> {
 }
 
 /// A `.git` file (`gitdir: PATH`), as worktrees and submodules have.
-fn follow_pointer(
-    guard: &Guard,
-    found: &crate::guard::Resolved,
-    top: &Path,
-) -> Result<PathBuf, Refusal> {
-    let text = read_pointer(guard, &found.real)?;
+fn follow_pointer(guard: &Guard, found: &Resolved, top: &Path) -> Result<PathBuf, Refusal> {
+    let text = read_pointer(guard, found.real())?;
     let Some(target) = text.strip_prefix("gitdir:").map(str::trim) else {
         return refuse(
             "git",
-            format!("{} is not a gitdir pointer", found.display.display()),
+            format!("{} is not a gitdir pointer", found.display().display()),
         );
     };
     let target = top.join(target);
     match guard.resolve_absolute(&target) {
-        Ok(r) if r.is_dir() => Ok(r.real),
+        Ok(r) if r.is_dir() => Ok(r.real().to_path_buf()),
         _ => refuse(
             "git",
             format!(
                 "{} points to a repository outside the workspace; git is not run there",
-                found.display.display()
+                found.display().display()
             ),
         ),
     }

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{BashConfig, BashMode};
-use crate::guard::{Guard, MAX_PATH_BYTES, Refusal as GuardRefusal};
+use crate::fs::guard::{Guard, MAX_PATH_BYTES, Refusal as GuardRefusal};
 use expand::{Budget, Expander};
 use git_repo::Pin;
 use policy::{PathCheck, Policy};

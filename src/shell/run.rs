@@ -6,7 +6,7 @@
 //! from two pipes with one budget, and keeps the one deadline: past it, on
 //! cancellation, or past the output budget, it asks the supervisor to stop
 //! (SIGTERM: it kills and reaps every process of the call) and kills it if
-//! it does not go within a second.
+//! it does not go within a few seconds.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
@@ -89,7 +89,7 @@ enum Stop {
 }
 
 /// How long the supervisor gets to kill and reap the call after SIGTERM.
-const STOP_GRACE: Duration = Duration::from_secs(1);
+const STOP_GRACE: Duration = Duration::from_secs(3);
 
 /// Runs the steps under a supervisor. Err: the sandbox could not be set up
 /// (nothing ran) or the supervisor could not be started.

@@ -218,3 +218,68 @@ async fn search_never_reads_through_a_file_swapped_for_an_outside_symlink() {
     );
     eprintln!("{calls} searches during {rounds} swap rounds of {files} files: no outside byte");
 }
+
+/// Names holding a newline, a carriage return, an ANSI escape or bytes that
+/// are not UTF-8: every listing shows them escaped, one entry per line, and
+/// says so.
+#[tokio::test]
+async fn control_characters_and_invalid_utf8_in_names_are_escaped() {
+    use std::ffi::OsStr;
+    let dir = Scratch::new();
+    let names: [&[u8]; 4] = [
+        b"two\nlines.txt",
+        b"red\x1b[31m.txt",
+        b"bad\xff.txt",
+        b"plain.txt",
+    ];
+    for name in names {
+        std::fs::write(dir.path.join(OsStr::from_bytes(name)), "needle\n").unwrap();
+    }
+    std::fs::create_dir(dir.path.join("sub\rdir")).unwrap();
+    let server = Server::start(&[&dir.path], &[]).await;
+    let shown = [
+        "two\\nlines.txt",
+        "red\\x1B[31m.txt",
+        "bad\\xFF.txt",
+        "plain.txt",
+    ];
+    let clean = |text: &str| !text.contains(['\r', '\x1b', '\u{fffd}']);
+
+    let listing = answers(&server, "list_directory", json!({"path": "."})).await;
+    assert!(clean(&listing), "{listing:?}");
+    assert!(listing.contains("\n[DIR] sub\\rdir\n"), "{listing}");
+    for name in shown {
+        assert!(listing.lines().any(|l| l == name), "{name} in {listing}");
+    }
+    assert!(!listing.lines().any(|l| l == "lines.txt"), "{listing}");
+    assert!(listing.contains("cannot be given back"), "{listing}");
+
+    let globbed = answers(&server, "glob", json!({"pattern": "*.txt"})).await;
+    assert!(globbed.contains("Found 4 file(s)"), "{globbed}");
+    assert!(clean(&globbed), "{globbed:?}");
+    for name in shown {
+        let line = format!("{}/{name}", dir.path.display());
+        assert!(globbed.lines().any(|l| l == line), "{line} in {globbed}");
+    }
+
+    let found = answers(&server, "search_file_content", json!({"pattern": "needle"})).await;
+    assert!(found.contains("Found 4 matches"), "{found}");
+    assert!(clean(&found), "{found:?}");
+    for name in shown {
+        assert!(
+            found.contains(&format!("File: {name}\n")),
+            "{name} in {found}"
+        );
+    }
+    assert!(
+        found.contains("(Some names hold control characters"),
+        "{found}"
+    );
+
+    let read = answers(&server, "read_many_files", json!({"paths": ["*.txt"]})).await;
+    assert!(clean(&read), "{read:?}");
+    for name in shown {
+        let header = format!("--- {}/{name} ---", dir.path.display());
+        assert!(read.contains(&header), "{header} in {read}");
+    }
+}

@@ -21,6 +21,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContex
 use crate::discovery::walk::{self, Walk, WalkOptions};
 use crate::fs::guard::Guard;
 use crate::text::lines::cut_line;
+use crate::text::names::{Escaped, escape_name};
 
 /// One search's settings.
 pub struct Query {
@@ -113,12 +114,15 @@ pub struct Outcome {
     pub timed_out: bool,
     pub cancelled: bool,
     pub files_searched: usize,
+    /// What showing the files' names escaped.
+    pub escaped: Escaped,
 }
 
 /// A file discovered by the walk, searched or not yet.
 struct Discovered {
     path: PathBuf,
     rel: String,
+    escaped: Escaped,
     searched: bool,
     /// Present only for a searched file with matches.
     hits: Option<FileHits>,
@@ -141,16 +145,16 @@ pub fn search(
 ) -> Outcome {
     let mut outcome = Outcome::default();
     if is_file {
-        let rel = start
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let (rel, escaped) =
+            escape_name(start.file_name().map_or(&[][..], |n| n.as_encoded_bytes()));
+        let rel = rel.into_owned();
         let mut worker = Worker::new(query);
         let hits = worker.search(guard, start, &rel);
         outcome.files_searched = 1;
         let file = Discovered {
             path: start.to_path_buf(),
             rel,
+            escaped,
             searched: true,
             hits,
         };
@@ -191,6 +195,7 @@ pub fn search(
         state.discovered.push(Discovered {
             path: f.path.to_path_buf(),
             rel: f.rel.to_string(),
+            escaped: f.escaped,
             searched: search_now,
             hits,
         });
@@ -238,6 +243,7 @@ fn finish(
             hits
         };
         total += hits.matches;
+        outcome.escaped.add(item.escaped);
         outcome.files.push(hits);
         if total >= query.total_max {
             break;

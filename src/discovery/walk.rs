@@ -34,6 +34,7 @@ use ignore::{DirEntry, WalkBuilder, WalkState};
 
 use crate::discovery::ignore_rules::{DirRules, IgnoreSet};
 use crate::fs::guard::Guard;
+use crate::text::names::{Escaped, escape_name};
 
 /// Directories no walk enters.
 pub const DEFAULT_EXCLUDED_DIRS: &[&str] =
@@ -89,8 +90,12 @@ impl WalkOptions {
 pub struct Found<'a> {
     /// The path as walked (below the start directory, links not resolved).
     pub path: &'a Path,
-    /// The path relative to the start directory, `/`-separated.
+    /// The path relative to the start directory, `/`-separated, as a
+    /// listing shows it: control characters and bytes that are not UTF-8
+    /// escaped ([`escape_name`]).
     pub rel: &'a str,
+    /// What showing `rel` escaped.
+    pub escaped: Escaped,
     /// Whether ignore files hide it ([`Walk::classified`] only).
     pub ignored: bool,
     /// The walker's entry, for cheap metadata.
@@ -293,15 +298,10 @@ impl<'g> Walk<'g> {
                     return WalkState::Continue;
                 }
                 // The walker builds every path as `start/...`.
-                let Some(rel) = path
-                    .as_os_str()
-                    .as_encoded_bytes()
-                    .strip_prefix(start)
-                    .and_then(|r| std::str::from_utf8(r).ok())
-                else {
-                    // Non-UTF-8 names cannot be shown in JSON faithfully.
+                let Some(rel) = path.as_os_str().as_encoded_bytes().strip_prefix(start) else {
                     return WalkState::Continue;
                 };
+                let (rel, escaped) = escape_name(rel);
                 let ignored = classify.is_some_and(|c| c.file_is_ignored(path, &mut last_rules));
                 if ignored && !classify.is_some_and(|c| c.report_ignored) {
                     return WalkState::Continue;
@@ -311,7 +311,8 @@ impl<'g> Walk<'g> {
                 };
                 let found = Found {
                     path,
-                    rel,
+                    rel: &rel,
+                    escaped,
                     ignored,
                     entry: &entry,
                 };

@@ -6,3 +6,4 @@ pub mod edit;
 pub mod exact;
 pub mod filekind;
 pub mod lines;
+pub mod names;

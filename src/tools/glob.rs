@@ -14,6 +14,7 @@ use super::{CallContext, ToolError, ToolResult, ToolSpec, cancellable, parse_arg
 use crate::discovery::walk::{self, Walk, WalkOptions};
 use crate::fs::guard::Guard;
 use crate::mcp::params::{JsonObject, portable_schema};
+use crate::text::names::{Escaped, escape_name};
 
 /// Most paths listed.
 pub const MAX_RESULTS: usize = 2000;
@@ -133,6 +134,8 @@ pub struct Matches {
     pub files: Vec<(String, Option<SystemTime>)>,
     /// Matching files that ignore files hid.
     pub ignored: usize,
+    /// What showing the paths escaped.
+    pub escaped: Escaped,
 }
 
 /// Finds the files under `dirs` matching `pattern`, sorted.
@@ -146,6 +149,7 @@ pub fn find(
 ) -> Result<Matches, ToolError> {
     let mut files = Vec::new();
     let mut ignored = 0;
+    let mut escaped = Escaped::default();
     for dir in dirs {
         let relative = relative_pattern(pattern, dir);
         // A pattern that names an existing file literally (e.g. `app/[id]/page.tsx`).
@@ -160,11 +164,9 @@ pub fn find(
                 if f.ignored {
                     c.ignored += 1;
                 } else {
-                    let shown = f
-                        .path
-                        .to_str()
-                        .map_or_else(|| f.path.display().to_string(), str::to_owned);
-                    c.files.push((shown, modified(guard, f.entry)));
+                    let (shown, escaped) = escape_name(f.path.as_os_str().as_encoded_bytes());
+                    c.escaped.add(escaped);
+                    c.files.push((shown.into_owned(), modified(guard, f.entry)));
                 }
             }
             true
@@ -172,10 +174,15 @@ pub fn find(
         for c in per_thread {
             files.extend(c.files);
             ignored += c.ignored;
+            escaped.add(c.escaped);
         }
     }
     sort_recent_first(&mut files, SystemTime::now());
-    Ok(Matches { files, ignored })
+    Ok(Matches {
+        files,
+        ignored,
+        escaped,
+    })
 }
 
 /// One walker thread's matches.
@@ -183,6 +190,7 @@ pub fn find(
 struct Collected {
     files: Vec<(String, Option<SystemTime>)>,
     ignored: usize,
+    escaped: Escaped,
 }
 
 /// A found file's modification time; a symlink's is its target's, asked of
@@ -283,6 +291,10 @@ fn format_result(pattern: &str, place: &str, found: Matches) -> String {
             "\n... and {} more files not listed. Narrow the pattern or the path to see them.",
             total - MAX_RESULTS
         ));
+    }
+    if let Some(note) = found.escaped.note() {
+        out.push_str("\n\n");
+        out.push_str(&note);
     }
     out
 }

@@ -13,6 +13,7 @@ use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run
 use crate::discovery::walk::{self, WalkOptions};
 use crate::fs::guard::{EntryKind, Guard, Resolved, entry_metadata};
 use crate::mcp::params::{Alias, JsonObject, portable_schema};
+use crate::text::names::{Escaped, escape_name};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListDirectoryParams {
@@ -144,13 +145,12 @@ fn list(
     // One buffer for every entry's full path (no allocation per entry).
     let mut probe = dir.real().to_path_buf();
     let mut ignored = 0usize;
+    let mut escaped = Escaped::default();
     for item in reader {
         let item = item.map_err(|e| ToolError(format!("Error listing directory: {abs}: {e}")))?;
         seen_any = true;
-        let Some(name) = item.name.to_str() else {
-            continue;
-        };
-        if !name_filter.is_empty() && name_filter.is_match(name) {
+        let name = item.name.as_os_str();
+        if !name_filter.is_empty() && name_filter.is_match(Path::new(name)) {
             continue;
         }
         let Some(is_dir) = entry_is_dir(guard, dir, name, item.kind) else {
@@ -164,8 +164,10 @@ fn list(
             ignored += 1;
             continue;
         }
+        let (shown, shown_escaped) = escape_name(name.as_encoded_bytes());
+        escaped.add(shown_escaped);
         entries.push(Entry {
-            name: name.to_string(),
+            name: shown.into_owned(),
             is_dir,
         });
     }
@@ -189,18 +191,20 @@ fn list(
     if ignored > 0 {
         out.push_str(&format!("\n\n({ignored} ignored)"));
     }
+    if let Some(note) = escaped.note() {
+        out.push_str("\n\n");
+        out.push_str(&note);
+    }
     super::text(out)
 }
 
 /// Whether an entry is a directory; for a symlink, whether its target is,
 /// and None if the link leaves the roots or dangles.
-fn entry_is_dir(guard: &Guard, dir: &Resolved, name: &str, kind: EntryKind) -> Option<bool> {
+fn entry_is_dir(guard: &Guard, dir: &Resolved, name: &OsStr, kind: EntryKind) -> Option<bool> {
     match kind {
         EntryKind::Directory => Some(true),
         EntryKind::Symlink => {
-            let resolved = guard
-                .resolve_absolute(&dir.real().join(OsStr::new(name)))
-                .ok()?;
+            let resolved = guard.resolve_absolute(&dir.real().join(name)).ok()?;
             resolved.metadata().map(|m| m.is_dir())
         }
         EntryKind::Unknown => {

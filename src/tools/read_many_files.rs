@@ -22,6 +22,7 @@ use crate::fs::reading::{self, Body, ReadFailure};
 use crate::mcp::params::{Alias, JsonObject, portable_schema};
 use crate::text::filekind::{self, Media};
 use crate::text::lines::LineRange;
+use crate::text::names::{Escaped, escape_name};
 
 /// Text returned in all, at most; files past it are named in a note.
 pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
@@ -127,6 +128,8 @@ struct Wanted {
 struct Gathered {
     files: BTreeMap<String, Wanted>,
     skipped: Vec<(String, String)>,
+    /// What showing the names of found files escaped.
+    escaped: Escaped,
 }
 
 impl Gathered {
@@ -412,7 +415,9 @@ fn names_media(pattern: &str) -> bool {
 
 /// Applies excludes to a file found by expansion.
 fn consider(path: PathBuf, rel: &str, rules: &Rules, asked: Asked, out: &mut Gathered) {
-    let shown = path.display().to_string();
+    let (shown, escaped) = escape_name(path.as_os_str().as_encoded_bytes());
+    let shown = shown.into_owned();
+    out.escaped.add(escaped);
     if rules.exclude.is_match(rel) {
         return;
     }
@@ -508,7 +513,11 @@ fn failure_reason(e: ReadFailure) -> String {
 
 /// Reads the gathered files (in parallel) and assembles the answer.
 fn render(state: &State, gathered: Gathered) -> Vec<ContentBlock> {
-    let Gathered { files, mut skipped } = gathered;
+    let Gathered {
+        files,
+        mut skipped,
+        escaped,
+    } = gathered;
     let mut ordered: Vec<(String, Wanted)> = files.into_iter().collect();
     walk::sort_by_path(&mut ordered, |(s, _)| s);
     let pieces = read_all(state, &ordered);
@@ -555,6 +564,9 @@ fn render(state: &State, gathered: Gathered) -> Vec<ContentBlock> {
             ));
         }
         tail.push(list);
+    }
+    if let Some(note) = escaped.note() {
+        tail.push(note);
     }
     if blocks.is_empty() {
         let mut out = vec![ContentBlock::text(NOTHING_READ)];

@@ -277,5 +277,9 @@ fn format_outcome(
     if let Some(note) = timed_out {
         out.push_str(&note);
     }
+    if let Some(note) = outcome.escaped.note() {
+        out.push('\n');
+        out.push_str(&note);
+    }
     out
 }

@@ -6,9 +6,11 @@
 //! followed.
 //!
 //! Also: per-path locks, so two edits of one file cannot interleave their
-//! read-modify-write cycles and lose one of them.
+//! read-modify-write cycles and lose one of them; the rule that a file whose
+//! permission bits allow no one to write is not replaced, whoever we run as;
+//! and the removal of temporary files that crashed writes left behind.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::fs::{File, Metadata};
 use std::io::{self, Write};
@@ -16,11 +18,15 @@ use std::os::fd::OwnedFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
 
 use rustix::fs::{AtFlags, Mode, OFlags};
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// How temporary files are named: `.rootbound-<pid>-<n>.tmp`.
+const TEMP_PREFIX: &str = ".rootbound-";
+const TEMP_SUFFIX: &str = ".tmp";
 
 /// Writes `bytes` as the file `name` in `dir`, atomically. `previous` is the
 /// metadata of the file being replaced, whose permission bits (and, where
@@ -43,7 +49,7 @@ pub fn write_with(
     fill: impl FnOnce(&mut File) -> io::Result<()>,
 ) -> io::Result<()> {
     let temp = format!(
-        ".rootbound-{}-{}.tmp",
+        "{TEMP_PREFIX}{}-{}{TEMP_SUFFIX}",
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     );
@@ -74,15 +80,108 @@ pub fn write_with(
     result
 }
 
-/// Whether this process may write the existing file `name` in `dir`.
-pub fn may_write(dir: &OwnedFd, name: &OsStr) -> bool {
+/// A file whose permission bits let no one write it.
+#[derive(Debug)]
+pub struct ModeDeniesWriting {
+    pub mode: u32,
+}
+
+impl std::fmt::Display for ModeDeniesWriting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "its permission bits ({:04o}) deny writing", self.mode)
+    }
+}
+
+impl std::error::Error for ModeDeniesWriting {}
+
+/// Whether this process may replace the existing file `name` in `dir`,
+/// whose metadata is `previous`. A file whose mode has no write bit (0444)
+/// is read-only by intent and refused even when we run as root, whom
+/// `access()` would let through; otherwise the kernel decides (ACLs
+/// included). Root may still replace a 0644 file of another user: that is
+/// how containers that run as root edit a mounted project.
+pub fn check_writable(dir: &OwnedFd, name: &OsStr, previous: &Metadata) -> io::Result<()> {
+    let mode = previous.mode() & 0o7777;
+    if mode & 0o222 == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            ModeDeniesWriting { mode },
+        ));
+    }
     rustix::fs::accessat(
         dir,
         name,
         rustix::fs::Access::WRITE_OK,
         AtFlags::SYMLINK_NOFOLLOW,
     )
-    .is_ok()
+    .map_err(io::Error::from)
+}
+
+/// Directories already swept in this process, by (device, inode).
+static SWEPT: LazyLock<Mutex<HashSet<(u64, u64)>>> = LazyLock::new(Mutex::default);
+
+/// Removes temporary files that writes of crashed processes left in `dir`:
+/// `.rootbound-<pid>-<n>.tmp` whose process no longer exists (a live
+/// process, this one or another server, may be writing it right now). Done
+/// once per directory per process, the first time a write touches it, so a
+/// huge directory is listed once, not on every write. `shown` names the
+/// directory in the log. Returns how many were removed.
+pub fn sweep_stale_temps(dir: &OwnedFd, shown: &Path) -> usize {
+    let Ok(meta) = dir.try_clone().map(File::from).and_then(|d| d.metadata()) else {
+        return 0;
+    };
+    let key = (meta.dev(), meta.ino());
+    if !SWEPT.lock().unwrap_or_else(|p| p.into_inner()).insert(key) {
+        return 0;
+    }
+    let Ok(entries) = rustix::fs::Dir::read_from(dir) else {
+        return 0;
+    };
+    let own = std::process::id();
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let Ok(name) = entry.file_name().to_str() else {
+            continue;
+        };
+        let Some(pid) = temp_owner(name) else {
+            continue;
+        };
+        if pid == own || process_exists(pid) {
+            continue;
+        }
+        if rustix::fs::unlinkat(dir, name, AtFlags::empty()).is_ok() {
+            removed += 1;
+        }
+    }
+    if removed > 0 {
+        tracing::debug!(
+            "removed {removed} temporary file(s) that writes of ended processes left in {}",
+            shown.display()
+        );
+    }
+    removed
+}
+
+/// The process id in a temporary file's name, if it is one of ours.
+fn temp_owner(name: &str) -> Option<u32> {
+    let middle = name.strip_prefix(TEMP_PREFIX)?.strip_suffix(TEMP_SUFFIX)?;
+    let (pid, counter) = middle.split_once('-')?;
+    counter.parse::<u64>().ok()?;
+    pid.parse().ok()
+}
+
+fn process_exists(pid: u32) -> bool {
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return false;
+    };
+    // EPERM: it exists but is not ours to signal; it is alive all the same.
+    !matches!(
+        rustix::process::test_kill_process(pid),
+        Err(rustix::io::Errno::SRCH)
+    )
 }
 
 /// One lock per file path, created on demand and dropped when unused.

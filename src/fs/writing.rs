@@ -94,14 +94,27 @@ pub fn commit(
     previous: Option<&Metadata>,
 ) -> io::Result<()> {
     let (dir, name) = guard.open_parent_dir(&target.resolved, true)?;
-    if previous.is_some() && !atomic::may_write(&dir, &name) {
-        return Err(io::Error::from(io::ErrorKind::PermissionDenied));
+    if let Some(previous) = previous {
+        atomic::check_writable(&dir, &name, previous)?;
+    }
+    if let Some(parent) = target.resolved.real().parent() {
+        atomic::sweep_stale_temps(&dir, parent);
     }
     atomic::write(&dir, &name, bytes, previous)
 }
 
 /// A clear message for a failed write of `abs`.
 pub fn write_error_message(abs: &str, e: &io::Error) -> String {
+    if let Some(denied) = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<atomic::ModeDeniesWriting>())
+    {
+        return format!(
+            "Cannot write {abs}: the file is read-only (mode {:04o}), so it is left as it is, \
+             whoever the server runs as. If it is meant to be edited, make it writable first.",
+            denied.mode
+        );
+    }
     match e.kind() {
         io::ErrorKind::PermissionDenied => {
             format!(

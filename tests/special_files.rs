@@ -283,3 +283,45 @@ async fn control_characters_and_invalid_utf8_in_names_are_escaped() {
         assert!(read.contains(&header), "{header} in {read}");
     }
 }
+
+/// A tree nested deeper than the longest path the system opens: the walkers
+/// say that they could not look below it instead of staying silent.
+#[tokio::test]
+async fn walkers_say_when_a_tree_is_nested_too_deeply_to_walk() {
+    use rustix::fs::{Mode, OFlags};
+    let dir = Scratch::new();
+    dir.file("top.txt", "needle\n");
+    dir.file("shallow/x.txt", "needle\n");
+    // 2100 levels of "dd/" make a path of 6300 bytes, past PATH_MAX (4096).
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let mut fd = rustix::fs::open(&dir.path, flags, Mode::empty()).unwrap();
+    for _ in 0..2100 {
+        rustix::fs::mkdirat(&fd, "dd", Mode::from_raw_mode(0o755)).unwrap();
+        fd = rustix::fs::openat(&fd, "dd", flags, Mode::empty()).unwrap();
+    }
+    let file = rustix::fs::openat(
+        &fd,
+        "deep.txt",
+        OFlags::WRONLY | OFlags::CREATE | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
+    rustix::io::write(&file, b"needle\n").unwrap();
+    let server = Server::start(&[&dir.path], &[]).await;
+    let note = "nested so deeply that their path is longer than the system can open";
+
+    let text = answers(&server, "glob", json!({"pattern": "**/*.txt"})).await;
+    assert!(text.contains("top.txt") && text.contains(note), "{text}");
+    let text = answers(&server, "search_file_content", json!({"pattern": "needle"})).await;
+    assert!(text.contains("top.txt") && text.contains(note), "{text}");
+    let text = answers(&server, "read_many_files", json!({"paths": ["**/*.txt"]})).await;
+    assert!(text.contains(note), "{text}");
+    // A shallow tree says nothing of the kind.
+    let text = answers(
+        &server,
+        "glob",
+        json!({"pattern": "*.txt", "path": "shallow"}),
+    )
+    .await;
+    assert!(text.contains("x.txt") && !text.contains(note), "{text}");
+}

@@ -116,6 +116,8 @@ pub struct Outcome {
     pub files_searched: usize,
     /// What showing the files' names escaped.
     pub escaped: Escaped,
+    /// The walk met directories nested too deeply to open.
+    pub too_deep: bool,
 }
 
 /// A file discovered by the walk, searched or not yet.
@@ -204,6 +206,7 @@ pub fn search(
     outcome.timed_out = timed_out.load(Ordering::Relaxed);
     outcome.cancelled = stop.load(Ordering::Relaxed);
     outcome.files_searched = searched.load(Ordering::Relaxed);
+    outcome.too_deep = walk.stopped_too_deep();
     let files = per_thread.into_iter().flat_map(|t| t.discovered).collect();
     finish(guard, files, query, outcome, stop)
 }

@@ -27,7 +27,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use ignore::{DirEntry, WalkBuilder, WalkState};
@@ -35,6 +35,10 @@ use ignore::{DirEntry, WalkBuilder, WalkState};
 use crate::discovery::ignore_rules::{DirRules, IgnoreSet};
 use crate::fs::guard::Guard;
 use crate::text::names::{Escaped, escape_name};
+
+/// What an answer says when its walk met directories nested too deeply.
+pub const TOO_DEEP_NOTE: &str = "(Some directories are nested so deeply that their path is \
+    longer than the system can open; nothing below them was looked at.)";
 
 /// Directories no walk enters.
 pub const DEFAULT_EXCLUDED_DIRS: &[&str] =
@@ -111,6 +115,9 @@ pub struct Walk<'g> {
     root: PathBuf,
     options: WalkOptions,
     threads: usize,
+    /// Directories not entered because their path is longer than the
+    /// system can open (PATH_MAX).
+    too_deep: AtomicUsize,
 }
 
 /// Each thread's collector is handed back here when the thread finishes.
@@ -142,7 +149,15 @@ impl<'g> Walk<'g> {
             root,
             options,
             threads,
+            too_deep: AtomicUsize::new(0),
         }
+    }
+
+    /// Whether the walk met directories nested too deeply to open: what is
+    /// below them was not walked, and the answer must say so
+    /// ([`TOO_DEEP_NOTE`]).
+    pub fn stopped_too_deep(&self) -> bool {
+        self.too_deep.load(Ordering::Relaxed) > 0
     }
 
     /// A builder with this walk's settings. The crate reads no ignore file
@@ -274,8 +289,18 @@ impl<'g> Walk<'g> {
                 if stop.load(Ordering::Relaxed) || halted.load(Ordering::Relaxed) {
                     return WalkState::Quit;
                 }
-                let Ok(entry) = result else {
-                    return WalkState::Continue;
+                let entry = match result {
+                    Ok(entry) => entry,
+                    Err(e) => {
+                        let too_long = rustix::io::Errno::NAMETOOLONG.raw_os_error();
+                        if e.io_error().and_then(std::io::Error::raw_os_error) == Some(too_long) {
+                            self.too_deep.fetch_add(1, Ordering::Relaxed);
+                        }
+                        // Other errors (a directory we may not read, one
+                        // removed meanwhile) skip just that entry, as
+                        // ripgrep does.
+                        return WalkState::Continue;
+                    }
                 };
                 let Some(file_type) = entry.file_type() else {
                     return WalkState::Continue;

@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use super::list_directory::{FILTER_ALIASES, Hidden};
 use super::{CallContext, ToolError, ToolResult, ToolSpec, cancellable, parse_args};
-use crate::discovery::walk::{self, Walk, WalkOptions};
+use crate::discovery::walk::{self, TOO_DEEP_NOTE, Walk, WalkOptions};
 use crate::fs::guard::Guard;
 use crate::mcp::params::{JsonObject, portable_schema};
 use crate::text::names::{Escaped, escape_name};
@@ -136,6 +136,8 @@ pub struct Matches {
     pub ignored: usize,
     /// What showing the paths escaped.
     pub escaped: Escaped,
+    /// The walk met directories nested too deeply to open.
+    pub too_deep: bool,
 }
 
 /// Finds the files under `dirs` matching `pattern`, sorted.
@@ -150,6 +152,7 @@ pub fn find(
     let mut files = Vec::new();
     let mut ignored = 0;
     let mut escaped = Escaped::default();
+    let mut too_deep = false;
     for dir in dirs {
         let relative = relative_pattern(pattern, dir);
         // A pattern that names an existing file literally (e.g. `app/[id]/page.tsx`).
@@ -176,12 +179,14 @@ pub fn find(
             ignored += c.ignored;
             escaped.add(c.escaped);
         }
+        too_deep |= walk.stopped_too_deep();
     }
     sort_recent_first(&mut files, SystemTime::now());
     Ok(Matches {
         files,
         ignored,
         escaped,
+        too_deep,
     })
 }
 
@@ -272,7 +277,12 @@ fn sort_recent_first(files: &mut Vec<(String, Option<SystemTime>)>, now: SystemT
 fn format_result(pattern: &str, place: &str, found: Matches) -> String {
     let total = found.files.len();
     if total == 0 {
-        return format!("No files found matching pattern \"{pattern}\" {place}");
+        let mut out = format!("No files found matching pattern \"{pattern}\" {place}");
+        if found.too_deep {
+            out.push_str("\n\n");
+            out.push_str(TOO_DEEP_NOTE);
+        }
+        return out;
     }
     let ignored = if found.ignored > 0 {
         format!(" ({} additional files were ignored)", found.ignored)
@@ -295,6 +305,10 @@ fn format_result(pattern: &str, place: &str, found: Matches) -> String {
     if let Some(note) = found.escaped.note() {
         out.push_str("\n\n");
         out.push_str(&note);
+    }
+    if found.too_deep {
+        out.push_str("\n\n");
+        out.push_str(TOO_DEEP_NOTE);
     }
     out
 }

@@ -16,7 +16,7 @@ use super::list_directory::{FILE_FILTERING_ALIASES, Hidden};
 use super::read_file::media_block;
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, cancellable, parse_args};
 use crate::discovery::ignore_rules::{DirRules, IgnoreSet};
-use crate::discovery::walk::{self, Walk, WalkOptions};
+use crate::discovery::walk::{self, TOO_DEEP_NOTE, Walk, WalkOptions};
 use crate::fs::guard::{Guard, Refusal, Resolved};
 use crate::fs::reading::{self, Body, ReadFailure};
 use crate::mcp::params::{Alias, JsonObject, portable_schema};
@@ -130,6 +130,8 @@ struct Gathered {
     skipped: Vec<(String, String)>,
     /// What showing the names of found files escaped.
     escaped: Escaped,
+    /// A walk met directories nested too deeply to open.
+    too_deep: bool,
 }
 
 impl Gathered {
@@ -313,10 +315,12 @@ impl<'g> IgnoreCache<'g> {
 
 /// Every file below a directory (media only if a pattern asks for it).
 fn expand_dir(guard: &Guard, dir: &Path, rules: &Rules, stop: &AtomicBool, out: &mut Gathered) {
-    let per_thread = Walk::new(guard, dir, rules.walk.clone()).files(stop, Vec::new, |found, f| {
+    let walk = Walk::new(guard, dir, rules.walk.clone());
+    let per_thread = walk.files(stop, Vec::new, |found, f| {
         found.push((f.path.to_path_buf(), f.rel.to_string()));
         true
     });
+    out.too_deep |= walk.stopped_too_deep();
     for (path, rel) in per_thread.into_iter().flatten() {
         consider(path, &rel, rules, Asked::Incidentally, out);
     }
@@ -350,21 +354,19 @@ fn gather_glob(guard: &Guard, pattern: &str, rules: &Rules, stop: &AtomicBool, o
         if !resolved.is_dir() {
             continue;
         }
-        let per_thread = Walk::new(guard, resolved.real(), rules.walk.clone()).files(
-            stop,
-            Vec::new,
-            |found, f| {
-                let rel = if prefix.as_os_str().is_empty() {
-                    f.rel.to_string()
-                } else {
-                    format!("{}/{}", prefix.display(), f.rel)
-                };
-                if matcher.is_match(&rel) {
-                    found.push((f.path.to_path_buf(), rel));
-                }
-                true
-            },
-        );
+        let walk = Walk::new(guard, resolved.real(), rules.walk.clone());
+        let per_thread = walk.files(stop, Vec::new, |found, f| {
+            let rel = if prefix.as_os_str().is_empty() {
+                f.rel.to_string()
+            } else {
+                format!("{}/{}", prefix.display(), f.rel)
+            };
+            if matcher.is_match(&rel) {
+                found.push((f.path.to_path_buf(), rel));
+            }
+            true
+        });
+        out.too_deep |= walk.stopped_too_deep();
         for (path, rel) in per_thread.into_iter().flatten() {
             matched_any = true;
             let asked = if asks_media {
@@ -517,6 +519,7 @@ fn render(state: &State, gathered: Gathered) -> Vec<ContentBlock> {
         files,
         mut skipped,
         escaped,
+        too_deep,
     } = gathered;
     let mut ordered: Vec<(String, Wanted)> = files.into_iter().collect();
     walk::sort_by_path(&mut ordered, |(s, _)| s);
@@ -567,6 +570,9 @@ fn render(state: &State, gathered: Gathered) -> Vec<ContentBlock> {
     }
     if let Some(note) = escaped.note() {
         tail.push(note);
+    }
+    if too_deep {
+        tail.push(TOO_DEEP_NOTE.to_string());
     }
     if blocks.is_empty() {
         let mut out = vec![ContentBlock::text(NOTHING_READ)];

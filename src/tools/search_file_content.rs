@@ -9,7 +9,9 @@ use serde::Deserialize;
 use super::list_directory::Hidden;
 use super::{CallContext, ToolError, ToolResult, ToolSpec, cancellable, parse_args};
 use crate::discovery::search::{self, Include, Outcome, Query};
-use crate::discovery::walk::{SEARCH_EXCLUDED_DIRS, SEARCH_EXCLUDED_EXTENSIONS, WalkOptions};
+use crate::discovery::walk::{
+    SEARCH_EXCLUDED_DIRS, SEARCH_EXCLUDED_EXTENSIONS, TOO_DEEP_NOTE, WalkOptions,
+};
 use crate::mcp::params::{Alias, JsonObject, portable_schema};
 
 /// Matches returned when no cap is given.
@@ -235,10 +237,12 @@ fn format_outcome(
              Narrow it with 'path' or 'include' to search everything.)"
         )
     });
+    let too_deep = outcome.too_deep.then(|| format!("\n{TOO_DEEP_NOTE}"));
     if outcome.files.is_empty() {
         let mut out =
             format!("No matches found for pattern \"{pattern}\" in path \"{path}\"{filter}.");
         out.push_str(timed_out.as_deref().unwrap_or(""));
+        out.push_str(too_deep.as_deref().unwrap_or(""));
         return out;
     }
     let limited = if outcome.limited {
@@ -281,5 +285,6 @@ fn format_outcome(
         out.push('\n');
         out.push_str(&note);
     }
+    out.push_str(too_deep.as_deref().unwrap_or(""));
     out
 }

@@ -328,3 +328,51 @@ fn pipelined_requests_whose_replies_are_not_read_keep_memory_bounded() {
     let (code, _) = server.hang_up();
     assert_eq!(code, Some(0));
 }
+
+/// With every log level on, stdout still carries nothing but JSON-RPC: logs
+/// go to stderr.
+#[test]
+fn stdout_carries_only_json_rpc_even_with_every_log_on() {
+    let dir = Scratch::new();
+    dir.file("a.txt", "x\n");
+    let log = dir.path.join("server.log");
+    let mut child = Command::new(BIN)
+        .arg("--root")
+        .arg(&dir.path)
+        .env("RUST_LOG", "trace")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    {
+        let mut stdin = child.stdin.take().unwrap();
+        let lines = [
+            initialize(),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                   "params": {"name": "read_file", "arguments": {"path": "a.txt"}}}),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                   "params": {"name": "read_file", "arguments": {"path": "/etc/passwd"}}}),
+            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                   "params": {"name": "search_file_content", "arguments": {"pattern": "x"}}}),
+        ];
+        for line in lines {
+            writeln!(stdin, "{line}").unwrap();
+        }
+        writeln!(stdin, "{{broken").unwrap();
+    }
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let replies: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {l}")))
+        .collect();
+    assert!(replies.iter().all(|r| r["jsonrpc"] == "2.0"), "{stdout}");
+    assert_eq!(replies.len(), 5, "{stdout}");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains("TRACE") || logged.contains("DEBUG"),
+        "{logged}"
+    );
+}

@@ -325,3 +325,50 @@ async fn walkers_say_when_a_tree_is_nested_too_deeply_to_walk() {
     .await;
     assert!(text.contains("x.txt") && !text.contains(note), "{text}");
 }
+
+/// A directory swapped between a real directory and a symlink to an outside
+/// one while walks run: no walker lists what is outside, not even a name.
+#[tokio::test]
+async fn walkers_never_list_a_directory_swapped_for_an_outside_symlink() {
+    let outside = Scratch::new();
+    outside.file("OUTSIDE-NAME.txt", "needle outside\n");
+    let dir = Scratch::new();
+    for i in 0..10 {
+        dir.file(&format!("d{i}/inside.txt"), "needle inside\n");
+    }
+    let (root, target) = (dir.path.clone(), outside.path.clone());
+    let swapper = Swapper::start(move || {
+        for i in 0..10 {
+            let real = root.join(format!("d{i}"));
+            let parked = root.join(format!(".parked{i}"));
+            let link = root.join(format!(".link{i}"));
+            std::fs::rename(&real, &parked).unwrap();
+            std::os::unix::fs::symlink(&target, &link).unwrap();
+            std::fs::rename(&link, &real).unwrap();
+            std::fs::remove_file(&real).unwrap();
+            std::fs::rename(&parked, &real).unwrap();
+        }
+    });
+    let server = Server::start(&[&dir.path], &[]).await;
+    let deadline = Instant::now() + Duration::from_secs(4);
+    let mut calls = 0;
+    while Instant::now() < deadline {
+        for (tool, args) in [
+            ("glob", json!({"pattern": "**/*.txt"})),
+            (
+                "search_file_content",
+                json!({"pattern": "needle", "names_only": true}),
+            ),
+            ("read_many_files", json!({"paths": ["**/*.txt"]})),
+        ] {
+            let text = answers(&server, tool, args).await;
+            assert!(
+                !text.contains("OUTSIDE"),
+                "{tool} leaked after {calls} calls: {text}"
+            );
+            calls += 1;
+        }
+    }
+    let rounds = swapper.finish();
+    assert!(rounds > 0 && calls > 0);
+}

@@ -7,12 +7,13 @@
 //! blocking on a FIFO, and bounded in size. One that cannot be read that way
 //! is skipped with a warning.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use crate::fs::guard::{Guard, entry_metadata};
+use crate::fs::guard::{Guard, Listing, entry_metadata};
 
 /// The name of Gemini CLI's own ignore file, honoured at each root.
 pub const GEMINI_IGNORE: &str = ".geminiignore";
@@ -109,18 +110,61 @@ impl<'g> IgnoreSet<'g> {
         rules
     }
 
+    /// The rules for the entries of `dir`, which a walk has listed and
+    /// decided to enter, given the rules of its parent. Whether `dir` holds
+    /// `.git` or `.gitignore` is read off the listing instead of probed by
+    /// name (most directories hold neither), and `.gitignore` is read
+    /// through the listing's own handle.
+    pub fn child_rules_listed(&self, parent: &DirRules, dir: &Path, listing: &Listing) -> DirRules {
+        let holds = |name: &str| listing.items.iter().any(|item| item.name == name);
+        let gitignore = || {
+            let name = OsStr::new(".gitignore");
+            if !holds(".gitignore") {
+                return None;
+            }
+            let file = dir.join(name);
+            match listing.read_own_file(name, MAX_IGNORE_FILE_BYTES) {
+                Ok(bytes) => parse(dir, &file, &bytes?),
+                Err(e) => {
+                    tracing::warn!("{} is skipped: {e}", file.display());
+                    None
+                }
+            }
+        };
+        if self.respect_git && holds(".git") {
+            // A work tree of its own starts here.
+            return DirRules {
+                chain: gitignore().map(Arc::new).into_iter().collect(),
+                exclude: self.exclude_rules(dir),
+                in_repo: true,
+                ignored: parent.ignored,
+            };
+        }
+        let mut rules = parent.clone();
+        if rules.in_repo
+            && let Some(gi) = gitignore()
+        {
+            rules.chain.insert(0, Arc::new(gi));
+        }
+        rules
+    }
+
+    fn exclude_rules(&self, top: &Path) -> Option<Arc<Gitignore>> {
+        load(
+            self.guard,
+            top,
+            &top.join(".git").join("info").join("exclude"),
+        )
+        .map(Arc::new)
+    }
+
     fn repo_top_rules(&self, top: &Path) -> DirRules {
         DirRules {
             chain: load(self.guard, top, &top.join(".gitignore"))
                 .map(Arc::new)
                 .into_iter()
                 .collect(),
-            exclude: load(
-                self.guard,
-                top,
-                &top.join(".git").join("info").join("exclude"),
-            )
-            .map(Arc::new),
+            exclude: self.exclude_rules(top),
             in_repo: true,
             ignored: false,
         }
@@ -168,7 +212,12 @@ fn load(guard: &Guard, root: &Path, file: &Path) -> Option<Gitignore> {
             return None;
         }
     };
-    let text = String::from_utf8_lossy(&bytes);
+    parse(root, file, &bytes)
+}
+
+/// Gitignore rules read from `file`, rooted at `root`, if there are any.
+fn parse(root: &Path, file: &Path, bytes: &[u8]) -> Option<Gitignore> {
+    let text = String::from_utf8_lossy(bytes);
     let mut builder = GitignoreBuilder::new(root);
     for line in text.lines() {
         if let Err(e) = builder.add_line(Some(file.to_path_buf()), line) {

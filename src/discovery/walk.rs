@@ -1,39 +1,40 @@
-//! The ignore-aware walker shared by glob, search_file_content,
-//! read_many_files and list_directory.
+//! The walker shared by glob, search_file_content and read_many_files.
 //!
-//! Built on the `ignore` crate (ripgrep's walker), configured for Gemini
-//! CLI's semantics: hidden files are included; `.gitignore` files (and
-//! `.git/info/exclude`) apply inside git work trees when respected, the
-//! global gitignore never does; `.geminiignore` at the workspace root applies
-//! unless turned off; the default excludes (`node_modules`, `.git`, ...) are
-//! never walked. Directory symlinks are not followed, and a file symlink is
-//! reported only if its target is a file inside the roots.
+//! Configured for Gemini CLI's semantics: hidden files are included;
+//! `.gitignore` files (and `.git/info/exclude`) apply inside git work trees
+//! when respected, the global gitignore never does; `.geminiignore` at the
+//! workspace root applies unless turned off; the default excludes
+//! (`node_modules`, `.git`, ...) are never walked. Directory symlinks are not
+//! followed, and a file symlink is reported only if its target is a file
+//! inside the roots.
 //!
-//! The crate only lists directories: it is told to read no ignore file,
-//! because it would open them itself, by name, following symlinks and
-//! blocking on a FIFO. The rules are applied here ([`IgnoreSet`], which reads
-//! ignore files through the guard), per directory as the walk enters it.
+//! Every directory is listed through the guard ([`Guard::list_walked_dir`]):
+//! opened beneath its root with no symlink followed, so a directory swapped
+//! for a symlink during the walk is not listed, and nothing outside the
+//! roots is ever named. The listing also says whether a directory holds
+//! `.git` or `.gitignore` (most hold neither), so ignore rules cost no probe
+//! per directory, and a `.gitignore` is read through the directory's own
+//! handle, never blocking on a FIFO. Files are opened later with
+//! [`Guard::open_walked`], never by the path the walk reported.
 //!
 //! Two walks are offered. [`Walk::files`] skips what the rules hide (used to
-//! find things). [`Walk::classified`] also sees what they hide: ignored
-//! files are reported as such, ignored directories are pruned, remembered,
-//! and walked afterwards rules-free to report their files, so their number
-//! can be told. Files are opened with [`Guard::open_walked`], never by the
-//! path the walk reported: a file swapped for a symlink since the walk
-//! looked at it is not followed. Each walker thread keeps its own
-//! state ([`Walk::files`] takes a per-thread collector); the parallel walker
-//! reads each directory completely and closes it before descending, so open
-//! file descriptors stay at about one per thread, whatever the tree's size.
+//! find things). [`Walk::classified`] also reports it, marked, so that what
+//! the rules hid can be counted: ignored directories are still walked, with
+//! everything in them marked ignored.
+//!
+//! Directories are listed by a few threads sharing one stack of directories
+//! to list; each thread keeps its own collector, and holds one directory
+//! handle at a time, whatever the tree's size. Results come in no particular
+//! order: callers sort them ([`sort_by_path`]).
 
-use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
-
-use ignore::{DirEntry, WalkBuilder, WalkState};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::SystemTime;
 
 use crate::discovery::ignore_rules::{DirRules, IgnoreSet};
-use crate::fs::guard::Guard;
+use crate::fs::guard::{EntryKind, Guard, Listing};
 use crate::text::names::{Escaped, escape_name};
 
 /// What an answer says when its walk met directories nested too deeply.
@@ -90,7 +91,6 @@ impl WalkOptions {
 }
 
 /// A file found by a walk.
-#[derive(Debug)]
 pub struct Found<'a> {
     /// The path as walked (below the start directory, links not resolved).
     pub path: &'a Path,
@@ -102,8 +102,23 @@ pub struct Found<'a> {
     pub escaped: Escaped,
     /// Whether ignore files hide it ([`Walk::classified`] only).
     pub ignored: bool,
-    /// The walker's entry, for cheap metadata.
-    pub entry: &'a DirEntry,
+    /// A symlink (to a file inside the roots), not a file.
+    pub is_symlink: bool,
+    /// The directory it was listed in, and its name there.
+    listing: &'a Listing,
+    name: &'a OsStr,
+}
+
+impl Found<'_> {
+    /// When the file was last modified; a symlink's target's time, asked of
+    /// the guard.
+    pub fn modified(&self, guard: &Guard) -> Option<SystemTime> {
+        if self.is_symlink {
+            let target = guard.resolve_absolute(self.path).ok()?;
+            return target.metadata()?.modified().ok();
+        }
+        self.listing.modified(self.name)
+    }
 }
 
 /// One walk over a directory inside the roots.
@@ -115,9 +130,92 @@ pub struct Walk<'g> {
     root: PathBuf,
     options: WalkOptions,
     threads: usize,
-    /// Directories not entered because their path is longer than the
+    /// Directories not listed because their path is longer than the
     /// system can open (PATH_MAX).
     too_deep: AtomicUsize,
+}
+
+/// A directory waiting to be listed.
+struct Job {
+    path: PathBuf,
+    /// 0 for the start directory.
+    depth: usize,
+    rules: JobRules,
+}
+
+/// Which ignore rules apply to a directory's entries.
+enum JobRules {
+    /// None: the walk does not apply ignore rules.
+    Off,
+    /// Everything in it is ignored (a directory the rules hide, walked
+    /// only to count what it holds).
+    AllIgnored,
+    /// Known already (the start directory).
+    Known(Arc<DirRules>),
+    /// Derived from the parent's once the directory is listed.
+    FromParent(Arc<DirRules>),
+}
+
+/// The directories still to list, shared by the walk's threads.
+struct Stack {
+    jobs: Mutex<Pending>,
+    changed: Condvar,
+}
+
+struct Pending {
+    jobs: Vec<Job>,
+    /// Threads listing a directory now (which may add more jobs).
+    busy: usize,
+    /// Threads waiting for a job (only they need waking).
+    idle: usize,
+}
+
+impl Stack {
+    /// The next directory to list, waiting while other threads may still
+    /// add some; None when the walk is over (or stopped).
+    fn next(&self, stop: impl Fn() -> bool) -> Option<Job> {
+        let mut pending = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if stop() {
+                pending.jobs.clear();
+            }
+            if let Some(job) = pending.jobs.pop() {
+                pending.busy += 1;
+                return Some(job);
+            }
+            if pending.busy == 0 {
+                self.changed.notify_all();
+                return None;
+            }
+            pending.idle += 1;
+            pending = self
+                .changed
+                .wait(pending)
+                .unwrap_or_else(|p| p.into_inner());
+            pending.idle -= 1;
+        }
+    }
+
+    /// Directories found to list, offered to every thread at once.
+    fn push(&self, found: Vec<Job>) {
+        if found.is_empty() {
+            return;
+        }
+        let mut pending = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        pending.jobs.extend(found);
+        if pending.idle > 0 {
+            self.changed.notify_all();
+        }
+    }
+
+    /// A listing is done.
+    fn done(&self) {
+        let mut pending = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        pending.busy -= 1;
+        if pending.busy == 0 && pending.jobs.is_empty() && pending.idle > 0 {
+            self.changed.notify_all();
+        }
+    }
 }
 
 /// Each thread's collector is handed back here when the thread finishes.
@@ -160,26 +258,6 @@ impl<'g> Walk<'g> {
         self.too_deep.load(Ordering::Relaxed) > 0
     }
 
-    /// A builder with this walk's settings. The crate reads no ignore file
-    /// (see the module's comment); it only lists directories.
-    fn builder(&self, start: &Path) -> WalkBuilder {
-        let mut b = WalkBuilder::new(start);
-        b.standard_filters(false)
-            .hidden(false)
-            .parents(false)
-            .git_ignore(false)
-            .git_exclude(false)
-            .git_global(false)
-            .ignore(false)
-            .follow_links(false)
-            .max_depth(self.options.max_depth)
-            .threads(self.threads)
-            .current_dir(self.root.clone());
-        let options = self.options.clone();
-        b.filter_entry(move |entry| keep_entry(&options, entry));
-        b
-    }
-
     /// Visits every file that is not ignored, in parallel. Each thread gets
     /// its own collector from `make`; `visit` returns false to stop the walk
     /// early, and `stop` stops it from outside. Returns the collectors.
@@ -189,31 +267,7 @@ impl<'g> Walk<'g> {
         M: Fn() -> C + Sync,
         F: Fn(&mut C, Found<'_>) -> bool + Sync,
     {
-        let done = Mutex::new(Vec::new());
-        if !self.options.uses_rules() {
-            self.run(self.builder(&self.start), None, stop, &make, &visit, &done);
-            return done.into_inner().unwrap_or_else(|p| p.into_inner());
-        }
-        let set = self.ignore_set();
-        let classify = Classify::new(&set, &self.start, false);
-        self.run(
-            self.builder(&self.start),
-            Some(&classify),
-            stop,
-            &make,
-            &visit,
-            &done,
-        );
-        done.into_inner().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn ignore_set(&self) -> IgnoreSet<'g> {
-        IgnoreSet::new(
-            self.guard,
-            &self.root,
-            self.options.respect_git_ignore,
-            self.options.respect_gemini_ignore,
-        )
+        self.run(false, stop, &make, &visit)
     }
 
     /// Like [`Walk::files`], but also visits the files ignore files hide,
@@ -224,131 +278,71 @@ impl<'g> Walk<'g> {
         M: Fn() -> C + Sync,
         F: Fn(&mut C, Found<'_>) -> bool + Sync,
     {
-        if !self.options.uses_rules() {
-            return self.files(stop, make, visit);
-        }
-        let set = self.ignore_set();
-        let classify = Classify::new(&set, &self.start, true);
-        let done = Mutex::new(Vec::new());
-        self.run(
-            self.builder(&self.start),
-            Some(&classify),
-            stop,
-            &make,
-            &visit,
-            &done,
-        );
-        // The subtrees the rules hid: every file in them is ignored.
-        let pruned = classify
-            .pruned
-            .into_inner()
-            .unwrap_or_else(|p| p.into_inner());
-        if let Some((first, rest)) = pruned.split_first() {
-            let mut builder = self.builder(first);
-            for dir in rest {
-                builder.add(dir);
-            }
-            let all_ignored = |state: &mut C, mut found: Found<'_>| {
-                found.ignored = true;
-                visit(state, found)
-            };
-            self.run(builder, None, stop, &make, &all_ignored, &done);
-        }
-        done.into_inner().unwrap_or_else(|p| p.into_inner())
+        self.run(true, stop, &make, &visit)
     }
 
-    fn run<C, M, F>(
-        &self,
-        builder: WalkBuilder,
-        classify: Option<&Classify<'_>>,
-        stop: &AtomicBool,
-        make: &M,
-        visit: &F,
-        done: &Mutex<Vec<C>>,
-    ) where
+    fn run<C, M, F>(&self, report_ignored: bool, stop: &AtomicBool, make: &M, visit: &F) -> Vec<C>
+    where
         C: Send,
         M: Fn() -> C + Sync,
         F: Fn(&mut C, Found<'_>) -> bool + Sync,
     {
+        let set = self.options.uses_rules().then(|| {
+            IgnoreSet::new(
+                self.guard,
+                &self.root,
+                self.options.respect_git_ignore,
+                self.options.respect_gemini_ignore,
+            )
+        });
+        let rules = match &set {
+            Some(set) => JobRules::Known(Arc::new(set.dir_rules(&self.start))),
+            None => JobRules::Off,
+        };
+        let stack = Stack {
+            jobs: Mutex::new(Pending {
+                jobs: vec![Job {
+                    path: self.start.clone(),
+                    depth: 0,
+                    rules,
+                }],
+                busy: 0,
+                idle: 0,
+            }),
+            changed: Condvar::new(),
+        };
         let halted = AtomicBool::new(false);
-        let mut start = self.start.as_os_str().as_encoded_bytes().to_vec();
-        if !start.ends_with(b"/") {
-            start.push(b'/');
-        }
-        let start = start.as_slice();
-        builder.build_parallel().run(|| {
-            let halted = &halted;
+        let done = Mutex::new(Vec::new());
+        let lister = Lister {
+            walk: self,
+            set: set.as_ref(),
+            report_ignored,
+            stop,
+            halted: &halted,
+        };
+        let work = || {
             let mut local = PerThread {
                 state: Some(make()),
-                done,
+                done: &done,
             };
-            // A thread gets a directory's entries one after another: the
-            // rules of the last parent are nearly always the next one's.
-            let mut last_rules: Option<(PathBuf, Arc<DirRules>)> = None;
-            Box::new(move |result| {
-                if stop.load(Ordering::Relaxed) || halted.load(Ordering::Relaxed) {
-                    return WalkState::Quit;
+            while let Some(job) = stack.next(|| lister.stopped()) {
+                if let Some(state) = local.state.as_mut() {
+                    lister.list(job, &stack, state, visit);
                 }
-                let entry = match result {
-                    Ok(entry) => entry,
-                    Err(e) => {
-                        let too_long = rustix::io::Errno::NAMETOOLONG.raw_os_error();
-                        if e.io_error().and_then(std::io::Error::raw_os_error) == Some(too_long) {
-                            self.too_deep.fetch_add(1, Ordering::Relaxed);
-                        }
-                        // Other errors (a directory we may not read, one
-                        // removed meanwhile) skip just that entry, as
-                        // ripgrep does.
-                        return WalkState::Continue;
-                    }
-                };
-                let Some(file_type) = entry.file_type() else {
-                    return WalkState::Continue;
-                };
-                let path = entry.path();
-                if file_type.is_dir() {
-                    if let Some(c) = classify
-                        && entry.depth() > 0
-                        && !c.enter_dir(path, &mut last_rules)
-                    {
-                        return WalkState::Skip;
-                    }
-                    return WalkState::Continue;
+                stack.done();
+            }
+        };
+        if self.threads <= 1 {
+            work();
+        } else {
+            std::thread::scope(|scope| {
+                for _ in 1..self.threads {
+                    scope.spawn(work);
                 }
-                let is_link = file_type.is_symlink();
-                if !(file_type.is_file() || is_link) {
-                    return WalkState::Continue;
-                }
-                if is_link && !self.link_is_file_inside(path) {
-                    return WalkState::Continue;
-                }
-                // The walker builds every path as `start/...`.
-                let Some(rel) = path.as_os_str().as_encoded_bytes().strip_prefix(start) else {
-                    return WalkState::Continue;
-                };
-                let (rel, escaped) = escape_name(rel);
-                let ignored = classify.is_some_and(|c| c.file_is_ignored(path, &mut last_rules));
-                if ignored && !classify.is_some_and(|c| c.report_ignored) {
-                    return WalkState::Continue;
-                }
-                let Some(state) = local.state.as_mut() else {
-                    return WalkState::Quit;
-                };
-                let found = Found {
-                    path,
-                    rel: &rel,
-                    escaped,
-                    ignored,
-                    entry: &entry,
-                };
-                if visit(state, found) {
-                    WalkState::Continue
-                } else {
-                    halted.store(true, Ordering::Relaxed);
-                    WalkState::Quit
-                }
-            })
-        });
+                work();
+            });
+        }
+        done.into_inner().unwrap_or_else(|p| p.into_inner())
     }
 
     /// A symlink counts as a file only if it leads to a file inside the roots.
@@ -359,87 +353,147 @@ impl<'g> Walk<'g> {
     }
 }
 
-/// Ignore rules per directory, as a walk enters them.
-struct Classify<'a> {
-    set: &'a IgnoreSet<'a>,
-    rules: RwLock<HashMap<PathBuf, Arc<DirRules>>>,
-    /// Report ignored files (marked) and remember ignored directories for a
-    /// second walk, instead of leaving both out.
+/// What every thread of one walk shares to list directories.
+struct Lister<'w, 'g> {
+    walk: &'w Walk<'g>,
+    set: Option<&'w IgnoreSet<'g>>,
     report_ignored: bool,
-    /// Ignored directories not entered by the rules-aware walk.
-    pruned: Mutex<Vec<PathBuf>>,
+    stop: &'w AtomicBool,
+    /// A visitor asked to stop.
+    halted: &'w AtomicBool,
 }
 
-impl<'a> Classify<'a> {
-    fn new(set: &'a IgnoreSet<'a>, start: &Path, report_ignored: bool) -> Classify<'a> {
-        let start_rules = Arc::new(set.dir_rules(start));
-        Classify {
-            set,
-            rules: RwLock::new(HashMap::from([(start.to_path_buf(), start_rules)])),
-            report_ignored,
-            pruned: Mutex::new(Vec::new()),
-        }
+impl Lister<'_, '_> {
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.halted.load(Ordering::Relaxed)
     }
 
-    /// Decides whether the walk enters `dir`: an ignored directory is
-    /// remembered for the second walk and not entered now; otherwise its own
-    /// rules are derived from its parent's (entered first, so known).
-    fn enter_dir(&self, dir: &Path, last: &mut Option<(PathBuf, Arc<DirRules>)>) -> bool {
-        let Some(parent) = dir.parent() else {
-            return true;
-        };
-        let parent_rules = self.cached(parent, last);
-        if self.set.is_ignored(&parent_rules, dir, true) {
-            if self.report_ignored {
-                self.pruned
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(dir.to_path_buf());
+    /// Lists one directory: first offers its subdirectories to the other
+    /// threads (so they need not wait while this one works through the
+    /// files), then visits its files.
+    fn list<C, F>(&self, job: Job, stack: &Stack, state: &mut C, visit: &F)
+    where
+        F: Fn(&mut C, Found<'_>) -> bool,
+    {
+        let walk = self.walk;
+        let listing = match walk.guard.list_walked_dir(&job.path) {
+            Ok(listing) => listing,
+            Err(e) => {
+                if e.raw_os_error() == Some(rustix::io::Errno::NAMETOOLONG.raw_os_error()) {
+                    walk.too_deep.fetch_add(1, Ordering::Relaxed);
+                }
+                // Other errors (a directory we may not read, one removed or
+                // swapped for a symlink meanwhile) skip just that directory,
+                // as ripgrep does.
+                return;
             }
-            return false;
-        }
-        let own = Arc::new(self.set.child_rules(&parent_rules, dir));
-        self.rules
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(dir.to_path_buf(), own);
-        true
-    }
-
-    /// The rules of `dir`, from this thread's last one or the shared map.
-    fn cached(&self, dir: &Path, last: &mut Option<(PathBuf, Arc<DirRules>)>) -> Arc<DirRules> {
-        if let Some((known, rules)) = last
-            && known.as_os_str() == dir.as_os_str()
-        {
-            return rules.clone();
-        }
-        let found = self
-            .rules
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(dir)
-            .cloned();
-        let rules = found.unwrap_or_else(|| Arc::new(self.set.dir_rules(dir)));
-        *last = Some((dir.to_path_buf(), rules.clone()));
-        rules
-    }
-
-    fn file_is_ignored(&self, path: &Path, last: &mut Option<(PathBuf, Arc<DirRules>)>) -> bool {
-        let Some(parent) = path.parent() else {
-            return false;
         };
-        let rules = self.cached(parent, last);
-        self.set.is_ignored(&rules, path, false)
+        let (rules, all_ignored) = match job.rules {
+            JobRules::Off => (None, false),
+            JobRules::AllIgnored => (None, true),
+            JobRules::Known(rules) => (Some(rules), false),
+            JobRules::FromParent(parent) => {
+                let own = self
+                    .set
+                    .map(|set| set.child_rules_listed(&parent, &job.path, &listing));
+                (own.map(Arc::new), false)
+            }
+        };
+        let is_ignored = |path: &Path, is_dir: bool| {
+            all_ignored
+                || rules
+                    .as_ref()
+                    .zip(self.set)
+                    .is_some_and(|(rules, set)| set.is_ignored(rules, path, is_dir))
+        };
+        let start = walk.start.as_os_str().as_encoded_bytes();
+        let child_depth = job.depth + 1;
+        let descend = walk.options.max_depth.is_none_or(|max| child_depth < max);
+        // The entries' types, asked of the file system only where the
+        // listing does not say.
+        let kinds: Vec<EntryKind> = listing
+            .items
+            .iter()
+            .map(|item| match item.kind {
+                EntryKind::Unknown => listing.kind_of(&item.name).unwrap_or(EntryKind::Special),
+                kind => kind,
+            })
+            .collect();
+        let mut path = job.path;
+        if descend {
+            let mut subdirs = Vec::new();
+            for (item, _) in listing
+                .items
+                .iter()
+                .zip(&kinds)
+                .filter(|(_, kind)| **kind == EntryKind::Directory)
+            {
+                if !keep_entry(&walk.options, &item.name, true) {
+                    continue;
+                }
+                path.push(&item.name);
+                let rules = match (&rules, is_ignored(&path, true)) {
+                    (_, true) if !self.report_ignored => None,
+                    (_, true) => Some(JobRules::AllIgnored),
+                    (Some(rules), false) => Some(JobRules::FromParent(rules.clone())),
+                    (None, false) => Some(JobRules::Off),
+                };
+                if let Some(rules) = rules {
+                    subdirs.push(Job {
+                        path: path.clone(),
+                        depth: child_depth,
+                        rules,
+                    });
+                }
+                path.pop();
+            }
+            stack.push(subdirs);
+        }
+        for (item, kind) in listing.items.iter().zip(&kinds) {
+            let is_symlink = match kind {
+                EntryKind::File => false,
+                EntryKind::Symlink => true,
+                _ => continue,
+            };
+            if self.stopped() {
+                break;
+            }
+            if !keep_entry(&walk.options, &item.name, false) {
+                continue;
+            }
+            path.push(&item.name);
+            let ignored = is_ignored(&path, false);
+            let wanted = (self.report_ignored || !ignored)
+                && (!is_symlink || walk.link_is_file_inside(&path));
+            // Every path is built as `start/...`.
+            let rel = path
+                .as_os_str()
+                .as_encoded_bytes()
+                .strip_prefix(start)
+                .map(|rel| rel.strip_prefix(b"/").unwrap_or(rel));
+            if wanted && let Some(rel) = rel {
+                let (rel, escaped) = escape_name(rel);
+                let found = Found {
+                    path: &path,
+                    rel: &rel,
+                    escaped,
+                    ignored,
+                    is_symlink,
+                    listing: &listing,
+                    name: &item.name,
+                };
+                if !visit(state, found) {
+                    self.halted.store(true, Ordering::Relaxed);
+                    break;
+                }
+            }
+            path.pop();
+        }
     }
 }
 
 /// The entry filter shared by every walk: default and extra excludes.
-fn keep_entry(options: &WalkOptions, entry: &DirEntry) -> bool {
-    if entry.depth() == 0 {
-        return true;
-    }
-    let name = entry.file_name();
-    let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+fn keep_entry(options: &WalkOptions, name: &OsStr, is_dir: bool) -> bool {
     if is_dir {
         let Some(name) = name.to_str() else {
             return true;

@@ -501,7 +501,33 @@ impl Guard {
             .ok_or_else(|| io::Error::other("unknown root"))?;
         let dir = self.open_fd_beneath(root, rel, ReadKind::Directory)?;
         Ok(DirEntries {
-            inner: rustix::fs::Dir::read_from(&dir)?,
+            inner: rustix::fs::Dir::new(dir)?,
+        })
+    }
+
+    /// Lists the directory a walker reached at `path` (spelled beneath a
+    /// root, as walkers build their paths), opened beneath its root with no
+    /// symlink followed: a directory swapped for a symlink since the walk
+    /// saw it is not listed (the open fails with `ELOOP`). The listing keeps
+    /// the directory's handle, so its entries can be looked at and its
+    /// ignore file read without following symlinks or walking the path again.
+    pub fn list_walked_dir(&self, path: &Path) -> io::Result<Listing> {
+        let root = self.root_of(path).ok_or_else(outside_error)?;
+        let rel = path
+            .strip_prefix(self.root_path(root))
+            .map_err(|_| outside_error())?;
+        let root = self
+            .roots
+            .get(root.0)
+            .ok_or_else(|| io::Error::other("unknown root"))?;
+        let dir = self.open_fd_beneath(root, rel, ReadKind::Directory)?;
+        let mut entries = DirEntries {
+            inner: rustix::fs::Dir::new(dir)?,
+        };
+        let items = entries.by_ref().collect::<io::Result<Vec<DirItem>>>()?;
+        Ok(Listing {
+            dir: entries.inner,
+            items,
         })
     }
 
@@ -521,26 +547,16 @@ impl Guard {
             }
             None => open_absolute_no_symlinks(path),
         };
-        let (file, meta) = match opened {
-            Ok(opened) => opened,
+        match opened {
+            Ok((file, _)) => read_bounded(file, max_bytes).map(Some),
             Err(e)
                 if e.kind() == io::ErrorKind::NotFound
                     || e.raw_os_error() == Some(libc_enotdir()) =>
             {
-                return Ok(None);
+                Ok(None)
             }
-            Err(e) => return Err(e),
-        };
-        if meta.len() > max_bytes {
-            return Err(io::Error::new(
-                io::ErrorKind::FileTooLarge,
-                format!("it is {} bytes, more than the {max_bytes} read", meta.len()),
-            ));
+            Err(e) => Err(e),
         }
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
-        // The size can change under us: read no more than the limit.
-        io::Read::read_to_end(&mut io::Read::take(file, max_bytes), &mut bytes)?;
-        Ok(Some(bytes))
     }
 
     /// For writing: opens the directory that holds `resolved`, walking down
@@ -644,6 +660,104 @@ impl ReadKind {
 /// and `..`.
 pub struct DirEntries {
     inner: rustix::fs::Dir,
+}
+
+/// A directory listed by [`Guard::list_walked_dir`]: its entries, and its
+/// handle for looking at them.
+pub struct Listing {
+    /// Read to its end; kept for its handle (`Dir::fd`), which lookups
+    /// relative to the directory use.
+    dir: rustix::fs::Dir,
+    pub items: Vec<DirItem>,
+}
+
+impl Listing {
+    /// The type of entry `name`, for file systems that do not report it in
+    /// the listing (a symlink is not followed).
+    pub fn kind_of(&self, name: &OsStr) -> Option<EntryKind> {
+        let meta = self.stat(name)?;
+        let kind = rustix::fs::FileType::from_raw_mode(meta.mode);
+        Some(match kind {
+            rustix::fs::FileType::Directory => EntryKind::Directory,
+            rustix::fs::FileType::RegularFile => EntryKind::File,
+            rustix::fs::FileType::Symlink => EntryKind::Symlink,
+            _ => EntryKind::Special,
+        })
+    }
+
+    /// When entry `name` was last modified (a symlink itself, not followed).
+    pub fn modified(&self, name: &OsStr) -> Option<std::time::SystemTime> {
+        let meta = self.stat(name)?;
+        let since_epoch =
+            std::time::Duration::new(u64::try_from(meta.mtime_secs).ok()?, meta.mtime_nanos);
+        std::time::SystemTime::UNIX_EPOCH.checked_add(since_epoch)
+    }
+
+    /// Reads the entry `name` as one of the server's own files (an ignore
+    /// file), relative to the listed directory's handle: no symlink
+    /// followed, never blocking, at most `max_bytes`.
+    pub fn read_own_file(&self, name: &OsStr, max_bytes: u64) -> io::Result<Option<Vec<u8>>> {
+        use rustix::fs::Mode;
+        let dir = self.dir.fd()?;
+        let file = match rustix::fs::openat(dir, name, ReadKind::File.flags(), Mode::empty()) {
+            Ok(fd) => File::from(fd),
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        read_bounded(file, max_bytes).map(Some)
+    }
+
+    #[cfg(target_os = "linux")]
+    fn stat(&self, name: &OsStr) -> Option<EntryStat> {
+        use rustix::fs::{AtFlags, StatxFlags};
+        let flags = AtFlags::SYMLINK_NOFOLLOW;
+        let dir = self.dir.fd().ok()?;
+        let st = rustix::fs::statx(dir, name, flags, StatxFlags::TYPE | StatxFlags::MTIME).ok()?;
+        Some(EntryStat {
+            mode: u32::from(st.stx_mode),
+            mtime_secs: st.stx_mtime.tv_sec,
+            mtime_nanos: st.stx_mtime.tv_nsec,
+        })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn stat(&self, name: &OsStr) -> Option<EntryStat> {
+        use std::os::unix::fs::MetadataExt;
+        let flags = ReadKind::File.flags();
+        let dir = self.dir.fd().ok()?;
+        let fd = rustix::fs::openat(dir, name, flags, rustix::fs::Mode::empty()).ok()?;
+        let meta = File::from(fd).metadata().ok()?;
+        Some(EntryStat {
+            mode: meta.mode(),
+            mtime_secs: meta.mtime(),
+            mtime_nanos: u32::try_from(meta.mtime_nsec()).unwrap_or(0),
+        })
+    }
+}
+
+/// What [`Listing`] needs to know of one entry.
+struct EntryStat {
+    mode: u32,
+    mtime_secs: i64,
+    mtime_nanos: u32,
+}
+
+/// Reads a regular file of at most `max_bytes`; anything else is an error.
+fn read_bounded(file: File, max_bytes: u64) -> io::Result<Vec<u8>> {
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    if meta.len() > max_bytes {
+        return Err(io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            format!("it is {} bytes, more than the {max_bytes} read", meta.len()),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // The size can change under us: read no more than the limit.
+    io::Read::read_to_end(&mut io::Read::take(file, max_bytes), &mut bytes)?;
+    Ok(bytes)
 }
 
 /// One directory entry: its name and the type the directory reports.

@@ -169,7 +169,7 @@ pub fn find(
                 } else {
                     let (shown, escaped) = escape_name(f.path.as_os_str().as_encoded_bytes());
                     c.escaped.add(escaped);
-                    c.files.push((shown.into_owned(), modified(guard, f.entry)));
+                    c.files.push((shown.into_owned(), f.modified(guard)));
                 }
             }
             true
@@ -196,18 +196,6 @@ struct Collected {
     files: Vec<(String, Option<SystemTime>)>,
     ignored: usize,
     escaped: Escaped,
-}
-
-/// A found file's modification time; a symlink's is its target's, asked of
-/// the guard (the walker reported the link only because its target is a
-/// file inside the roots).
-fn modified(guard: &Guard, entry: &ignore::DirEntry) -> Option<SystemTime> {
-    if entry.path_is_symlink() {
-        let target = guard.resolve_absolute(entry.path()).ok()?;
-        target.metadata()?.modified().ok()
-    } else {
-        entry.metadata().ok()?.modified().ok()
-    }
 }
 
 /// The pattern relative to `dir`: a leading `./` dropped, an absolute

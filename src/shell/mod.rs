@@ -12,6 +12,7 @@
 //! confines it.
 
 pub mod expand;
+pub mod fuzzing;
 pub mod git_repo;
 pub mod parse;
 pub mod policy;

@@ -92,7 +92,7 @@ pub fn check_line(line: &str) {
 
 /// git's argv with the server's own options taken out again: the global
 /// block (one contiguous run, exactly as added) and the subcommand's
-/// `--no-ext-diff` / `--no-textconv` that follow the caller's words.
+/// `--no-ext-diff`, `--no-textconv` and `--ignore-submodules=all`.
 fn without_neutralizers(argv: &[String]) -> Vec<String> {
     let block: Vec<&str> = NEUTRALIZE_GLOBAL.to_vec();
     let start = argv
@@ -107,7 +107,7 @@ fn without_neutralizers(argv: &[String]) -> Vec<String> {
         None => argv.to_vec(),
     };
     // Each added subcommand option appears once, added by the server.
-    for added in ["--no-ext-diff", "--no-textconv"] {
+    for added in ["--no-ext-diff", "--no-textconv", "--ignore-submodules=all"] {
         if let Some(at) = out.iter().rposition(|a| a == added) {
             out.remove(at);
         }

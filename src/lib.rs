@@ -1,23 +1,22 @@
 //! rootbound: Gemini CLI's file-system tools, a guarded `bash` and a
 //! line-numbered `file_read`, served over MCP stdio and confined to the roots
 //! the user names. See ARCHITECTURE.md for the map.
+//!
+//! Modules are crate-private so that dead-code warnings see every item; the
+//! binary and the integration tests use only the re-exports below.
 
-pub mod atomic;
-pub mod cli;
-pub mod config;
-pub mod diff;
-pub mod edit;
-pub mod filekind;
-pub mod guard;
-pub mod ignore_rules;
-pub mod params;
-pub mod reading;
-pub mod search;
-pub mod server;
-pub mod shell;
-pub mod text;
-pub mod textfile;
-pub mod tools;
-pub mod transport;
-pub mod walk;
-pub mod writing;
+pub(crate) mod cli;
+pub(crate) mod config;
+pub(crate) mod discovery;
+pub(crate) mod fs;
+pub(crate) mod mcp;
+pub(crate) mod shell;
+pub(crate) mod text;
+pub(crate) mod tools;
+
+pub use cli::{Cli, Command, LogLevel, print_tools, run_call};
+pub use fs::guard::Guard;
+pub use mcp::server::RootboundServer;
+pub use mcp::transport::StdioTransport;
+pub use shell::sandbox::Sandbox;
+pub use tools::{Registry, State};

@@ -7,11 +7,10 @@ use std::sync::Arc;
 use clap::Parser;
 use rmcp::ServiceExt;
 
-use rootbound::cli::{self, Cli, Command};
-use rootbound::guard::Guard;
-use rootbound::server::RootboundServer;
-use rootbound::tools::{Registry, State};
-use rootbound::transport::StdioTransport;
+use rootbound::{
+    Cli, Command, Guard, LogLevel, Registry, RootboundServer, State, StdioTransport, print_tools,
+    run_call,
+};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -49,9 +48,9 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(&format!("cannot start the async runtime: {e}")),
     };
     let code = match cli.command {
-        Some(Command::Tools) => cli::print_tools(&registry),
+        Some(Command::Tools) => print_tools(&registry),
         Some(Command::Call { tool, json }) => {
-            runtime.block_on(cli::run_call(&registry, &tool, json.as_deref()))
+            runtime.block_on(run_call(&registry, &tool, json.as_deref()))
         }
         None => runtime.block_on(serve(registry)),
     };
@@ -85,7 +84,7 @@ async fn serve(registry: Arc<Registry>) -> i32 {
     }
 }
 
-fn init_logging(level: cli::LogLevel) {
+fn init_logging(level: LogLevel) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("RUST_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level.as_str()));
     tracing_subscriber::fmt()

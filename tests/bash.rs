@@ -362,7 +362,7 @@ async fn modes_off_and_read_only() {
 
 /// Whether this kernel enforces Landlock (the sandbox tests need it).
 fn landlock_available(root: &Path) -> bool {
-    rootbound::shell::sandbox::Sandbox::build(&[root.to_path_buf()], &[]).is_ok()
+    rootbound::Sandbox::build(&[root.to_path_buf()], &[]).is_ok()
 }
 
 #[tokio::test]

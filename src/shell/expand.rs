@@ -10,7 +10,7 @@ use globset::GlobBuilder;
 
 use super::parse::Word;
 use super::policy::Refusal;
-use crate::guard::Guard;
+use crate::fs::guard::Guard;
 
 /// Expansions beyond this refuse the command (a pattern gone wild).
 const MAX_MATCHES: usize = 10_000;

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{BashConfig, BashMode};
-use crate::guard::{Guard, Refusal as GuardRefusal};
-use crate::ignore_rules::find_git_root;
+use crate::discovery::ignore_rules::find_git_root;
+use crate::fs::guard::{Guard, Refusal as GuardRefusal};
 use policy::{PathCheck, Policy, Refusal};
 use run::{Outcome, Setup, Stage, Step};
 use sandbox::Sandbox;

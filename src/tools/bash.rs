@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{CallContext, ToolResult, ToolSpec, parse_args};
-use crate::params::{JsonObject, portable_schema};
+use crate::mcp::params::{JsonObject, portable_schema};
 use crate::shell::run::{Ending, Outcome, signal_name};
 
 /// Characters of output shown, at most (head and tail kept).

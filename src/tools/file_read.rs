@@ -6,9 +6,9 @@ use serde::Deserialize;
 
 use super::read_file::{RangeStyle, ReadTarget, open_target, read_failure_message};
 use super::{CallContext, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
-use crate::params::{JsonObject, portable_schema};
-use crate::reading::{self, Body};
-use crate::text::LineRange;
+use crate::fs::reading::{self, Body};
+use crate::mcp::params::{JsonObject, portable_schema};
+use crate::text::lines::LineRange;
 
 /// Header and numbered lines are capped at this many characters.
 pub const MAX_OUTPUT_CHARS: usize = 15_000;

@@ -11,9 +11,9 @@ use serde::Deserialize;
 
 use super::list_directory::{FILTER_ALIASES, Hidden};
 use super::{CallContext, ToolError, ToolResult, ToolSpec, cancellable, parse_args};
-use crate::guard::Guard;
-use crate::params::{JsonObject, portable_schema};
-use crate::walk::{self, Walk, WalkOptions};
+use crate::discovery::walk::{self, Walk, WalkOptions};
+use crate::fs::guard::Guard;
+use crate::mcp::params::{JsonObject, portable_schema};
 
 /// Most paths listed.
 pub const MAX_RESULTS: usize = 2000;
@@ -85,12 +85,12 @@ pub fn search_dirs(guard: &Guard, path: Option<&str>) -> Result<SearchDirs, Tool
     let resolved = guard
         .resolve(raw)
         .map_err(|refusal| super::refusal_message(guard, refusal, outside))?;
-    let abs = resolved.display.display().to_string();
+    let abs = resolved.display().display().to_string();
     match resolved.metadata() {
         None => Err(format!("Search path does not exist {abs}").into()),
         Some(m) if !m.is_dir() => Err(format!("Search path is not a directory: {abs}").into()),
         Some(_) => Ok(SearchDirs {
-            dirs: vec![resolved.real],
+            dirs: vec![resolved.real().to_path_buf()],
             place: format!("within {abs}"),
         }),
     }
@@ -164,7 +164,7 @@ pub fn find(
                         .path
                         .to_str()
                         .map_or_else(|| f.path.display().to_string(), str::to_owned);
-                    c.files.push((shown, modified(f.entry)));
+                    c.files.push((shown, modified(guard, f.entry)));
                 }
             }
             true
@@ -185,9 +185,13 @@ struct Collected {
     ignored: usize,
 }
 
-fn modified(entry: &ignore::DirEntry) -> Option<SystemTime> {
+/// A found file's modification time; a symlink's is its target's, asked of
+/// the guard (the walker reported the link only because its target is a
+/// file inside the roots).
+fn modified(guard: &Guard, entry: &ignore::DirEntry) -> Option<SystemTime> {
     if entry.path_is_symlink() {
-        std::fs::metadata(entry.path()).ok()?.modified().ok()
+        let target = guard.resolve_absolute(entry.path()).ok()?;
+        target.metadata()?.modified().ok()
     } else {
         entry.metadata().ok()?.modified().ok()
     }
@@ -227,7 +231,7 @@ fn literal_file(guard: &Guard, dir: &Path, pattern: &str) -> Option<(PathBuf, Op
     let resolved = guard.resolve_absolute(&dir.join(pattern)).ok()?;
     let meta = resolved.metadata().filter(|m| m.is_file())?;
     let mtime = meta.modified().ok();
-    Some((resolved.display, mtime))
+    Some((resolved.into_display(), mtime))
 }
 
 /// Files changed in the last 24 hours first, newest first; the rest in path

@@ -2,7 +2,6 @@
 //! directories first, with the number of entries ignore files hid.
 
 use std::ffi::OsStr;
-use std::os::fd::AsFd;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -11,9 +10,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
-use crate::guard::Resolved;
-use crate::params::{Alias, JsonObject, portable_schema};
-use crate::walk::{self, WalkOptions};
+use crate::discovery::walk::{self, WalkOptions};
+use crate::fs::guard::{EntryKind, Guard, Resolved, entry_metadata};
+use crate::mcp::params::{Alias, JsonObject, portable_schema};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListDirectoryParams {
@@ -89,7 +88,7 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let resolved = guard
         .resolve(&params.path)
         .map_err(|r| super::refusal_message(guard, r, outside))?;
-    let abs = resolved.display.display().to_string();
+    let abs = resolved.display().display().to_string();
     let Some(meta) = resolved.metadata() else {
         return Err(format!("Error listing directory: {abs} does not exist.").into());
     };
@@ -136,31 +135,25 @@ fn list(
 ) -> ToolResult {
     let guard = &state.guard;
     let respect_git = options.respect_git_ignore;
-    let (rules, dir_rules) = walk::dir_rules(guard, &dir.real, &options);
-    let handle = guard
-        .open_dir(dir)
-        .map_err(|e| ToolError(format!("Error listing directory: {abs}: {e}")))?;
-    let reader = rustix::fs::Dir::read_from(handle.as_fd())
+    let (rules, dir_rules) = walk::dir_rules(guard, dir.real(), &options);
+    let reader = guard
+        .read_dir(dir)
         .map_err(|e| ToolError(format!("Error listing directory: {abs}: {e}")))?;
     let mut entries = Vec::new();
     let mut seen_any = false;
     // One buffer for every entry's full path (no allocation per entry).
-    let mut probe = dir.real.clone();
+    let mut probe = dir.real().to_path_buf();
     let mut ignored = 0usize;
     for item in reader {
         let item = item.map_err(|e| ToolError(format!("Error listing directory: {abs}: {e}")))?;
-        let raw = item.file_name().to_bytes();
-        if raw == b"." || raw == b".." {
-            continue;
-        }
         seen_any = true;
-        let Ok(name) = std::str::from_utf8(raw) else {
+        let Some(name) = item.name.to_str() else {
             continue;
         };
         if !name_filter.is_empty() && name_filter.is_match(name) {
             continue;
         }
-        let Some(is_dir) = entry_is_dir(guard, dir, name, item.file_type()) else {
+        let Some(is_dir) = entry_is_dir(guard, dir, name, item.kind) else {
             continue; // a link leaving the roots, or dangling
         };
         let hidden_git = respect_git && name == ".git";
@@ -201,29 +194,23 @@ fn list(
 
 /// Whether an entry is a directory; for a symlink, whether its target is,
 /// and None if the link leaves the roots or dangles.
-fn entry_is_dir(
-    guard: &crate::guard::Guard,
-    dir: &Resolved,
-    name: &str,
-    kind: rustix::fs::FileType,
-) -> Option<bool> {
-    use rustix::fs::FileType;
+fn entry_is_dir(guard: &Guard, dir: &Resolved, name: &str, kind: EntryKind) -> Option<bool> {
     match kind {
-        FileType::Directory => Some(true),
-        FileType::Symlink => {
+        EntryKind::Directory => Some(true),
+        EntryKind::Symlink => {
             let resolved = guard
-                .resolve_absolute(&dir.real.join(OsStr::new(name)))
+                .resolve_absolute(&dir.real().join(OsStr::new(name)))
                 .ok()?;
             resolved.metadata().map(|m| m.is_dir())
         }
-        FileType::Unknown => {
-            let meta = std::fs::symlink_metadata(dir.real.join(name)).ok()?;
+        EntryKind::Unknown => {
+            let meta = entry_metadata(&dir.real().join(name))?;
             if meta.file_type().is_symlink() {
-                entry_is_dir(guard, dir, name, FileType::Symlink)
+                entry_is_dir(guard, dir, name, EntryKind::Symlink)
             } else {
                 Some(meta.is_dir())
             }
         }
-        _ => Some(false),
+        EntryKind::File | EntryKind::Special => Some(false),
     }
 }

@@ -24,10 +24,10 @@ use rmcp::model::{
 use rmcp::service::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
-use crate::atomic::PathLocks;
 use crate::config::Config;
-use crate::guard::{Guard, Refusal};
-use crate::params::{self, Alias, JsonObject};
+use crate::fs::atomic::PathLocks;
+use crate::fs::guard::{Guard, Refusal};
+use crate::mcp::params::{self, Alias, JsonObject};
 use crate::shell::Shell;
 
 pub mod bash;
@@ -406,7 +406,7 @@ pub fn io_message(path: &str, e: &std::io::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::portable_schema;
+    use crate::mcp::params::portable_schema;
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     #[allow(dead_code)]

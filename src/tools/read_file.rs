@@ -8,11 +8,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
-use crate::filekind::Media;
-use crate::ignore_rules;
-use crate::params::{Alias, JsonObject, portable_schema};
-use crate::reading::{self, Body, ReadFailure};
-use crate::text::LineRange;
+use crate::discovery::ignore_rules;
+use crate::fs::reading::{self, Body, ReadFailure};
+use crate::mcp::params::{Alias, JsonObject, portable_schema};
+use crate::text::filekind::Media;
+use crate::text::lines::LineRange;
 
 /// Lines returned when no limit is given.
 pub const DEFAULT_LIMIT: usize = 2000;
@@ -112,11 +112,15 @@ pub fn open_target(
     let resolved = guard
         .resolve(raw)
         .map_err(|r| super::refusal_message(guard, r, super::file_outside))?;
-    let abs = resolved.display.display().to_string();
+    let abs = resolved.display().display().to_string();
     if resolved.exists()
         && !resolved.is_dir()
-        && let Some(root) = guard.roots().nth(resolved.root)
-        && ignore_rules::is_gemini_ignored(root, &resolved.real, false)
+        && ignore_rules::is_gemini_ignored(
+            guard,
+            guard.root_path(resolved.root()),
+            resolved.real(),
+            false,
+        )
     {
         return Err(format!("File path '{abs}' is ignored by configured ignore patterns.").into());
     }
@@ -124,8 +128,8 @@ pub fn open_target(
         reading::open(guard, &resolved).map_err(|f| read_failure_message(&abs, f, style))?;
     Ok(ReadTarget {
         opened,
-        rel: guard.relative_display(&resolved.display),
-        display: resolved.display,
+        rel: guard.relative_display(resolved.display()),
+        display: resolved.into_display(),
         abs,
     })
 }
@@ -204,7 +208,7 @@ fn read_file(target: ReadTarget, range: Option<LineRange>, style: RangeStyle) ->
 }
 
 /// The exact truncation block of Gemini CLI, in the caller's range style.
-fn truncated_text(window: crate::text::Window, style: RangeStyle) -> String {
+fn truncated_text(window: crate::text::lines::Window, style: RangeStyle) -> String {
     let first = window.start + 1;
     let last = window.end_line();
     let (params, next) = match style {

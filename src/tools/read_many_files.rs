@@ -15,13 +15,13 @@ use serde::Deserialize;
 use super::list_directory::{FILE_FILTERING_ALIASES, Hidden};
 use super::read_file::media_block;
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, cancellable, parse_args};
-use crate::filekind::{self, Media};
-use crate::guard::{Guard, Refusal, Resolved};
-use crate::ignore_rules::{DirRules, IgnoreSet};
-use crate::params::{Alias, JsonObject, portable_schema};
-use crate::reading::{self, Body, ReadFailure};
-use crate::text::LineRange;
-use crate::walk::{self, Walk, WalkOptions};
+use crate::discovery::ignore_rules::{DirRules, IgnoreSet};
+use crate::discovery::walk::{self, Walk, WalkOptions};
+use crate::fs::guard::{Guard, Refusal, Resolved};
+use crate::fs::reading::{self, Body, ReadFailure};
+use crate::mcp::params::{Alias, JsonObject, portable_schema};
+use crate::text::filekind::{self, Media};
+use crate::text::lines::LineRange;
 
 /// Text returned in all, at most; files past it are named in a note.
 pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
@@ -221,11 +221,11 @@ fn gather(state: &State, patterns: &[String], rules: &Rules, stop: &AtomicBool) 
 
 /// A plain path: a file, or a directory to expand. Relative paths are tried
 /// against every root, primary first.
-fn gather_path(
-    guard: &Guard,
+fn gather_path<'g>(
+    guard: &'g Guard,
     raw: &str,
     rules: &Rules,
-    cache: &mut IgnoreCache,
+    cache: &mut IgnoreCache<'g>,
     stop: &AtomicBool,
     out: &mut Gathered,
 ) {
@@ -241,18 +241,18 @@ fn gather_path(
     for candidate in &candidates {
         match guard.resolve(candidate) {
             Ok(resolved) if resolved.is_dir() => {
-                expand_dir(guard, &resolved.real, rules, stop, out);
+                expand_dir(guard, resolved.real(), rules, stop, out);
                 return;
             }
             Ok(resolved) if resolved.exists() => {
-                if cache.is_ignored(guard, &resolved.real, &rules.walk) {
+                if cache.is_ignored(guard, resolved.real(), &rules.walk) {
                     out.skip(
-                        resolved.display.display().to_string(),
+                        resolved.display().display().to_string(),
                         "ignored by .gitignore or .geminiignore",
                     );
                 } else {
-                    let shown = resolved.display.display().to_string();
-                    let real = resolved.real.clone();
+                    let shown = resolved.display().display().to_string();
+                    let real = resolved.real().to_path_buf();
                     out.add(shown, real, Some(resolved), Asked::ByName);
                 }
                 return;
@@ -272,13 +272,13 @@ fn gather_path(
 
 /// Ignore rules for named files, built once per root and per directory.
 #[derive(Default)]
-struct IgnoreCache {
-    sets: HashMap<PathBuf, Arc<IgnoreSet>>,
-    dirs: HashMap<PathBuf, (Arc<IgnoreSet>, DirRules)>,
+struct IgnoreCache<'g> {
+    sets: HashMap<PathBuf, Arc<IgnoreSet<'g>>>,
+    dirs: HashMap<PathBuf, (Arc<IgnoreSet<'g>>, DirRules)>,
 }
 
-impl IgnoreCache {
-    fn is_ignored(&mut self, guard: &Guard, real: &Path, options: &WalkOptions) -> bool {
+impl<'g> IgnoreCache<'g> {
+    fn is_ignored(&mut self, guard: &'g Guard, real: &Path, options: &WalkOptions) -> bool {
         let Some(parent) = real.parent() else {
             return false;
         };
@@ -292,6 +292,7 @@ impl IgnoreCache {
                 .entry(root.clone())
                 .or_insert_with(|| {
                     Arc::new(IgnoreSet::new(
+                        guard,
                         &root,
                         options.respect_git_ignore,
                         options.respect_gemini_ignore,
@@ -346,7 +347,7 @@ fn gather_glob(guard: &Guard, pattern: &str, rules: &Rules, stop: &AtomicBool, o
         if !resolved.is_dir() {
             continue;
         }
-        let per_thread = Walk::new(guard, &resolved.real, rules.walk.clone()).files(
+        let per_thread = Walk::new(guard, resolved.real(), rules.walk.clone()).files(
             stop,
             Vec::new,
             |found, f| {

@@ -9,11 +9,11 @@ use serde::Deserialize;
 
 use super::write_file::{commit, placeholder_message, read_existing, target_error_message};
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
-use crate::diff;
-use crate::edit::{self, EditFailure, Expected, near_miss, omission};
-use crate::params::{JsonObject, portable_schema};
-use crate::textfile::{self, DecodeError};
-use crate::writing::{self, Target};
+use crate::fs::writing::{self, Target};
+use crate::mcp::params::{JsonObject, portable_schema};
+use crate::text::diff;
+use crate::text::edit::{self, EditFailure, Expected, near_miss, omission};
+use crate::text::exact::{self, DecodeError};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ReplaceParams {
@@ -38,6 +38,10 @@ pub struct ReplaceDialect {
     /// Replace every occurrence (at least one).
     pub allow_multiple: Option<bool>,
     /// A description of the edit; ignored.
+    #[expect(
+        dead_code,
+        reason = "declared so the dialect schema type-checks it; never used"
+    )]
     pub instruction: Option<String>,
 }
 
@@ -93,7 +97,7 @@ fn replace(
 ) -> ToolResult {
     let guard = &state.guard;
     let abs = target.abs.clone();
-    let lock = state.locks.lock_for(&target.resolved.real);
+    let lock = state.locks.lock_for(target.resolved.real());
     let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
 
     let Some(existing) = read_existing(guard, &target)? else {
@@ -111,7 +115,7 @@ fn replace(
         return Err(format!("File already exists, cannot create: {abs}").into());
     }
     // Rule 4 comes before the content is looked at (a binary file included).
-    if textfile::normalize(&params.old_string) == textfile::normalize(&params.new_string) {
+    if exact::normalize(&params.old_string) == exact::normalize(&params.new_string) {
         return Err(identical_message(&abs));
     }
     let (metadata, decoded) = existing.decode(&target);
@@ -127,9 +131,9 @@ fn replace(
             ));
         }
     };
-    let rel = guard.relative_display(&target.resolved.display);
+    let rel = guard.relative_display(target.resolved.display());
     let diff = diff::unified(&file.text, &edited.text, &rel);
-    let bytes = textfile::encode_cow(&edited.text, file.encoding);
+    let bytes = exact::encode_cow(&edited.text, file.encoding);
     commit(guard, &target, &bytes, Some(&metadata))?;
     super::text(format!(
         "Successfully modified file: {abs} ({} replacements).\n\n{diff}",
@@ -171,8 +175,8 @@ fn failure_message(abs: &str, text: &str, old: &str, failure: EditFailure) -> To
                  old_string must match the file exactly, including whitespace, indentation, line \
                  breaks and escaping; use read_file to see the current text and copy from it."
             );
-            let normalized_file = textfile::Normalized::new(text).text;
-            let normalized_old = textfile::normalize(old);
+            let normalized_file = exact::Normalized::new(text).text;
+            let normalized_old = exact::normalize(old);
             if let Some(miss) = near_miss::find(&normalized_file, &normalized_old) {
                 message.push_str(&format!(
                     "\nThe closest text is at lines {}-{}, where {}:\n{}\nThat text was not \

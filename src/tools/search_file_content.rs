@@ -8,9 +8,9 @@ use serde::Deserialize;
 
 use super::list_directory::Hidden;
 use super::{CallContext, ToolError, ToolResult, ToolSpec, cancellable, parse_args};
-use crate::params::{Alias, JsonObject, portable_schema};
-use crate::search::{self, Include, Outcome, Query};
-use crate::walk::{SEARCH_EXCLUDED_DIRS, SEARCH_EXCLUDED_EXTENSIONS, WalkOptions};
+use crate::discovery::search::{self, Include, Outcome, Query};
+use crate::discovery::walk::{SEARCH_EXCLUDED_DIRS, SEARCH_EXCLUDED_EXTENSIONS, WalkOptions};
+use crate::mcp::params::{Alias, JsonObject, portable_schema};
 
 /// Matches returned when no cap is given.
 pub const DEFAULT_TOTAL_MAX: i64 = 100;
@@ -157,9 +157,11 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
                 })
             })?;
             let Some(meta) = resolved.metadata() else {
-                return Err(format!("Path does not exist: {}", resolved.display.display()).into());
+                return Err(
+                    format!("Path does not exist: {}", resolved.display().display()).into(),
+                );
             };
-            (resolved.real.clone(), !meta.is_dir())
+            (resolved.real().to_path_buf(), !meta.is_dir())
         }
     };
     let no_ignore = params.no_ignore.unwrap_or(false);

@@ -2,20 +2,20 @@
 //! content, atomically, keeping an existing file's CRLF style, BOM/encoding
 //! and permission bits; the answer shows a diff of what changed.
 
+use crate::fs::Metadata;
 use std::borrow::Cow;
-use std::fs::Metadata;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
-use crate::diff;
-use crate::edit::omission;
-use crate::guard::Guard;
-use crate::params::{JsonObject, portable_schema};
-use crate::textfile::{self, LineEnding};
-use crate::writing::{self, Existing, Target, TargetError};
+use crate::fs::guard::Guard;
+use crate::fs::writing::{self, Existing, Target, TargetError};
+use crate::mcp::params::{JsonObject, portable_schema};
+use crate::text::diff;
+use crate::text::edit::omission;
+use crate::text::exact::{self, LineEnding};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WriteFileParams {
@@ -104,7 +104,7 @@ pub fn placeholder_message(line: &str) -> ToolError {
 
 fn write_file(state: &Arc<State>, params: &WriteFileParams, target: Target) -> ToolResult {
     let guard = &state.guard;
-    let lock = state.locks.lock_for(&target.resolved.real);
+    let lock = state.locks.lock_for(target.resolved.real());
     let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
 
     let Some(existing) = read_existing(guard, &target)? else {
@@ -119,16 +119,16 @@ fn write_file(state: &Arc<State>, params: &WriteFileParams, target: Target) -> T
     let converted;
     let (bytes, diff, unchanged) = match decoded {
         Ok(old) => {
-            let content: &str = if textfile::dominant_ending(&old.text) == LineEnding::CrLf {
-                converted = textfile::lf_to_crlf(&params.content);
+            let content: &str = if exact::dominant_ending(&old.text) == LineEnding::CrLf {
+                converted = exact::lf_to_crlf(&params.content);
                 &converted
             } else {
                 &params.content
             };
-            let rel = guard.relative_display(&target.resolved.display);
+            let rel = guard.relative_display(target.resolved.display());
             let diff = diff::unified(&old.text, content, &rel);
             let unchanged = old.text == content;
-            (textfile::encode_cow(content, old.encoding), diff, unchanged)
+            (exact::encode_cow(content, old.encoding), diff, unchanged)
         }
         // Not text before: written exactly as given.
         Err(_) => (

@@ -9,12 +9,18 @@
 //! never walked. Directory symlinks are not followed, and a file symlink is
 //! reported only if its target is a file inside the roots.
 //!
-//! Two walks are offered. [`Walk::files`] lets the crate prune ignored
-//! directories (the fast path, used to find things). [`Walk::classified`]
-//! applies the same rules itself ([`IgnoreSet`]) so that it also sees what
-//! they hide: ignored files are reported as such, ignored directories are
-//! pruned, remembered, and walked afterwards rules-free to report their
-//! files, so their number can be told. Each walker thread keeps its own
+//! The crate only lists directories: it is told to read no ignore file,
+//! because it would open them itself, by name, following symlinks and
+//! blocking on a FIFO. The rules are applied here ([`IgnoreSet`], which reads
+//! ignore files through the guard), per directory as the walk enters it.
+//!
+//! Two walks are offered. [`Walk::files`] skips what the rules hide (used to
+//! find things). [`Walk::classified`] also sees what they hide: ignored
+//! files are reported as such, ignored directories are pruned, remembered,
+//! and walked afterwards rules-free to report their files, so their number
+//! can be told. Files are opened with [`Guard::open_walked`], never by the
+//! path the walk reported: a file swapped for a symlink since the walk
+//! looked at it is not followed. Each walker thread keeps its own
 //! state ([`Walk::files`] takes a per-thread collector); the parallel walker
 //! reads each directory completely and closes it before descending, so open
 //! file descriptors stay at about one per thread, whatever the tree's size.
@@ -26,8 +32,8 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use ignore::{DirEntry, WalkBuilder, WalkState};
 
-use crate::guard::Guard;
-use crate::ignore_rules::{DirRules, GEMINI_IGNORE, IgnoreSet};
+use crate::discovery::ignore_rules::{DirRules, IgnoreSet};
+use crate::fs::guard::Guard;
 
 /// Directories no walk enters.
 pub const DEFAULT_EXCLUDED_DIRS: &[&str] =
@@ -134,31 +140,21 @@ impl<'g> Walk<'g> {
         }
     }
 
-    /// A builder with this walk's settings; with `crate_rules`, the crate
-    /// applies the ignore files itself.
-    fn builder(&self, start: &Path, crate_rules: bool) -> WalkBuilder {
+    /// A builder with this walk's settings. The crate reads no ignore file
+    /// (see the module's comment); it only lists directories.
+    fn builder(&self, start: &Path) -> WalkBuilder {
         let mut b = WalkBuilder::new(start);
-        let git = crate_rules && self.options.respect_git_ignore;
         b.standard_filters(false)
             .hidden(false)
-            .parents(git)
-            .git_ignore(git)
-            .git_exclude(git)
+            .parents(false)
+            .git_ignore(false)
+            .git_exclude(false)
             .git_global(false)
             .ignore(false)
-            .require_git(true)
             .follow_links(false)
             .max_depth(self.options.max_depth)
             .threads(self.threads)
             .current_dir(self.root.clone());
-        if crate_rules && self.options.respect_gemini_ignore {
-            let file = self.root.join(GEMINI_IGNORE);
-            if file.is_file()
-                && let Some(e) = b.add_ignore(&file)
-            {
-                tracing::warn!("{}: {e}", file.display());
-            }
-        }
         let options = self.options.clone();
         b.filter_entry(move |entry| keep_entry(&options, entry));
         b
@@ -174,15 +170,30 @@ impl<'g> Walk<'g> {
         F: Fn(&mut C, Found<'_>) -> bool + Sync,
     {
         let done = Mutex::new(Vec::new());
+        if !self.options.uses_rules() {
+            self.run(self.builder(&self.start), None, stop, &make, &visit, &done);
+            return done.into_inner().unwrap_or_else(|p| p.into_inner());
+        }
+        let set = self.ignore_set();
+        let classify = Classify::new(&set, &self.start, false);
         self.run(
-            self.builder(&self.start, true),
-            None,
+            self.builder(&self.start),
+            Some(&classify),
             stop,
             &make,
             &visit,
             &done,
         );
         done.into_inner().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn ignore_set(&self) -> IgnoreSet<'g> {
+        IgnoreSet::new(
+            self.guard,
+            &self.root,
+            self.options.respect_git_ignore,
+            self.options.respect_gemini_ignore,
+        )
     }
 
     /// Like [`Walk::files`], but also visits the files ignore files hide,
@@ -196,20 +207,11 @@ impl<'g> Walk<'g> {
         if !self.options.uses_rules() {
             return self.files(stop, make, visit);
         }
-        let set = IgnoreSet::new(
-            &self.root,
-            self.options.respect_git_ignore,
-            self.options.respect_gemini_ignore,
-        );
-        let start_rules = Arc::new(set.dir_rules(&self.start));
-        let classify = Classify {
-            set: &set,
-            rules: RwLock::new(HashMap::from([(self.start.clone(), start_rules)])),
-            pruned: Mutex::new(Vec::new()),
-        };
+        let set = self.ignore_set();
+        let classify = Classify::new(&set, &self.start, true);
         let done = Mutex::new(Vec::new());
         self.run(
-            self.builder(&self.start, false),
+            self.builder(&self.start),
             Some(&classify),
             stop,
             &make,
@@ -222,7 +224,7 @@ impl<'g> Walk<'g> {
             .into_inner()
             .unwrap_or_else(|p| p.into_inner());
         if let Some((first, rest)) = pruned.split_first() {
-            let mut builder = self.builder(first, false);
+            let mut builder = self.builder(first);
             for dir in rest {
                 builder.add(dir);
             }
@@ -301,6 +303,9 @@ impl<'g> Walk<'g> {
                     return WalkState::Continue;
                 };
                 let ignored = classify.is_some_and(|c| c.file_is_ignored(path, &mut last_rules));
+                if ignored && !classify.is_some_and(|c| c.report_ignored) {
+                    return WalkState::Continue;
+                }
                 let Some(state) = local.state.as_mut() else {
                     return WalkState::Quit;
                 };
@@ -328,15 +333,28 @@ impl<'g> Walk<'g> {
     }
 }
 
-/// Ignore rules per directory, for a walk that reports ignored files.
+/// Ignore rules per directory, as a walk enters them.
 struct Classify<'a> {
-    set: &'a IgnoreSet,
+    set: &'a IgnoreSet<'a>,
     rules: RwLock<HashMap<PathBuf, Arc<DirRules>>>,
+    /// Report ignored files (marked) and remember ignored directories for a
+    /// second walk, instead of leaving both out.
+    report_ignored: bool,
     /// Ignored directories not entered by the rules-aware walk.
     pruned: Mutex<Vec<PathBuf>>,
 }
 
-impl Classify<'_> {
+impl<'a> Classify<'a> {
+    fn new(set: &'a IgnoreSet<'a>, start: &Path, report_ignored: bool) -> Classify<'a> {
+        let start_rules = Arc::new(set.dir_rules(start));
+        Classify {
+            set,
+            rules: RwLock::new(HashMap::from([(start.to_path_buf(), start_rules)])),
+            report_ignored,
+            pruned: Mutex::new(Vec::new()),
+        }
+    }
+
     /// Decides whether the walk enters `dir`: an ignored directory is
     /// remembered for the second walk and not entered now; otherwise its own
     /// rules are derived from its parent's (entered first, so known).
@@ -346,10 +364,12 @@ impl Classify<'_> {
         };
         let parent_rules = self.cached(parent, last);
         if self.set.is_ignored(&parent_rules, dir, true) {
-            self.pruned
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(dir.to_path_buf());
+            if self.report_ignored {
+                self.pruned
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(dir.to_path_buf());
+            }
             return false;
         }
         let own = Arc::new(self.set.child_rules(&parent_rules, dir));
@@ -415,9 +435,14 @@ fn keep_entry(options: &WalkOptions, entry: &DirEntry) -> bool {
 
 /// The ignore rules for the entries of `dir` (for list_directory and named
 /// files), with a walk's options.
-pub fn dir_rules(guard: &Guard, dir: &Path, options: &WalkOptions) -> (IgnoreSet, DirRules) {
+pub fn dir_rules<'g>(
+    guard: &'g Guard,
+    dir: &Path,
+    options: &WalkOptions,
+) -> (IgnoreSet<'g>, DirRules) {
     let root = guard.containing_root(dir).unwrap_or(dir);
     let set = IgnoreSet::new(
+        guard,
         root,
         options.respect_git_ignore,
         options.respect_gemini_ignore,

@@ -1,5 +1,5 @@
 //! Reading one file the way every read tool does: through the guard's
-//! race-safe open, classified by [`crate::filekind`], size-limited, and for
+//! race-safe open, classified by [`crate::text::filekind`], size-limited, and for
 //! text streamed into a window of lines.
 //!
 //! Tools differ only in how they present the result, so this module returns
@@ -12,9 +12,9 @@ use std::path::PathBuf;
 
 use base64::Engine;
 
-use crate::filekind::{self, Encoding, FileKind, Media, SNIFF_BYTES};
-use crate::guard::{Existence, Guard, Resolved};
-use crate::text::{self, LineRange, Utf8Reader, Window};
+use crate::fs::guard::{Existence, Guard, Resolved};
+use crate::text::filekind::{self, Encoding, FileKind, Media, SNIFF_BYTES};
+use crate::text::lines::{self, LineRange, Utf8Reader, Window};
 
 /// 1 MB as the contract counts it.
 pub const MB: u64 = 1024 * 1024;
@@ -30,7 +30,7 @@ pub const MAX_SVG_BYTES: u64 = MB;
 #[derive(Debug)]
 pub enum Body {
     /// A window of text lines.
-    Text { window: Window, encoding: Encoding },
+    Text { window: Window },
     /// Media, base64-encoded.
     Media {
         kind: Media,
@@ -90,7 +90,7 @@ impl Opened {
 
 /// Opens the file at `resolved` for reading (cheap: no content is read).
 pub fn open(guard: &Guard, resolved: &Resolved) -> Result<Opened, ReadFailure> {
-    match &resolved.existence {
+    match resolved.existence() {
         Existence::Missing => return Err(ReadFailure::NotFound),
         Existence::Exists(m) if m.is_dir() => return Err(ReadFailure::IsDirectory),
         Existence::Exists(_) => {}
@@ -99,7 +99,7 @@ pub fn open(guard: &Guard, resolved: &Resolved) -> Result<Opened, ReadFailure> {
     Ok(Opened {
         file,
         size: metadata.len(),
-        real: resolved.real.clone(),
+        real: resolved.real().to_path_buf(),
     })
 }
 
@@ -166,16 +166,16 @@ pub fn read(
         && range.start == 0
         && encoding.is_utf8()
         && let Some(data) = &whole
-        && let Some(window) = text::whole_text(&data[encoding.bom().len()..], range.count)
+        && let Some(window) = lines::whole_text(&data[encoding.bom().len()..], range.count)
     {
-        return Ok(Body::Text { window, encoding });
+        return Ok(Body::Text { window });
     }
     let window = match whole {
-        Some(data) => text::read_window(Utf8Reader::new(&data[..], encoding), range),
-        None => text::read_window(Utf8Reader::new(file, encoding), range),
+        Some(data) => lines::read_window(Utf8Reader::new(&data[..], encoding), range),
+        None => lines::read_window(Utf8Reader::new(file, encoding), range),
     }
     .map_err(ReadFailure::Io)?;
-    Ok(Body::Text { window, encoding })
+    Ok(Body::Text { window })
 }
 
 /// The first bytes of a file, for sniffing.

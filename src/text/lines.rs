@@ -10,7 +10,7 @@
 
 use std::io::{self, Read};
 
-use crate::filekind::Encoding;
+use crate::text::filekind::Encoding;
 
 /// Longest line, in characters, that tools return in full.
 pub const MAX_LINE_CHARS: usize = 2000;
@@ -250,7 +250,9 @@ pub struct Utf8Reader<R> {
     raw_len: usize,
     out: Vec<u8>,
     out_pos: usize,
-    pending_high_surrogate: Option<u16>,
+    /// UTF-16 is decoded by encoding_rs, which keeps a unit or surrogate
+    /// split between two reads; UTF-32 by hand, in whole units.
+    utf16: Option<encoding_rs::Decoder>,
     eof: bool,
 }
 
@@ -264,16 +266,20 @@ impl<R: Read> Utf8Reader<R> {
             raw_len: 0,
             out: Vec::new(),
             out_pos: 0,
-            pending_high_surrogate: None,
+            utf16: match encoding {
+                Encoding::Utf16Le => Some(encoding_rs::UTF_16LE.new_decoder_without_bom_handling()),
+                Encoding::Utf16Be => Some(encoding_rs::UTF_16BE.new_decoder_without_bom_handling()),
+                _ => None,
+            },
             eof: false,
         }
     }
 
     fn unit_size(&self) -> usize {
         match self.encoding {
-            Encoding::Utf16Le | Encoding::Utf16Be => 2,
             Encoding::Utf32Le | Encoding::Utf32Be => 4,
-            Encoding::Utf8 | Encoding::Utf8Bom => 1,
+            // UTF-16's decoder keeps partial units itself.
+            Encoding::Utf8 | Encoding::Utf8Bom | Encoding::Utf16Le | Encoding::Utf16Be => 1,
         }
     }
 
@@ -318,20 +324,15 @@ impl<R: Read> Utf8Reader<R> {
         match encoding {
             Encoding::Utf8 | Encoding::Utf8Bom => self.out.extend_from_slice(data),
             Encoding::Utf16Le | Encoding::Utf16Be => {
-                let mut units = data.chunks_exact(2);
-                for pair in units.by_ref() {
-                    let unit = if encoding == Encoding::Utf16Le {
-                        u16::from_le_bytes([pair[0], pair[1]])
-                    } else {
-                        u16::from_be_bytes([pair[0], pair[1]])
-                    };
-                    self.push_utf16(unit);
-                }
-                if !units.remainder().is_empty() {
-                    self.push_char(char::REPLACEMENT_CHARACTER);
-                }
-                if self.eof && self.pending_high_surrogate.take().is_some() {
-                    self.push_char(char::REPLACEMENT_CHARACTER);
+                let last = self.eof;
+                if let Some(decoder) = self.utf16.as_mut() {
+                    let room = decoder.max_utf8_buffer_length(data.len()).unwrap_or(0);
+                    let start = self.out.len();
+                    self.out.resize(start + room, 0);
+                    // Invalid units become U+FFFD, as on every read.
+                    let (_, _, written, _) =
+                        decoder.decode_to_utf8(data, &mut self.out[start..], last);
+                    self.out.truncate(start + written);
                 }
             }
             Encoding::Utf32Le | Encoding::Utf32Be => {
@@ -348,29 +349,6 @@ impl<R: Read> Utf8Reader<R> {
                 if !units.remainder().is_empty() {
                     self.push_char(char::REPLACEMENT_CHARACTER);
                 }
-            }
-        }
-    }
-
-    fn push_utf16(&mut self, unit: u16) {
-        match (self.pending_high_surrogate.take(), unit) {
-            (Some(high), 0xDC00..=0xDFFF) => {
-                let value =
-                    0x10000 + ((u32::from(high) - 0xD800) << 10) + (u32::from(unit) - 0xDC00);
-                self.push_char(char::from_u32(value).unwrap_or(char::REPLACEMENT_CHARACTER));
-            }
-            (pending, 0xD800..=0xDBFF) => {
-                if pending.is_some() {
-                    self.push_char(char::REPLACEMENT_CHARACTER);
-                }
-                self.pending_high_surrogate = Some(unit);
-            }
-            (pending, _) => {
-                if pending.is_some() {
-                    self.push_char(char::REPLACEMENT_CHARACTER);
-                }
-                let c = char::from_u32(u32::from(unit)).unwrap_or(char::REPLACEMENT_CHARACTER);
-                self.push_char(c);
             }
         }
     }
@@ -408,22 +386,22 @@ impl<R> Utf8Reader<R> {
     }
 }
 
-/// Decodes a whole byte buffer in `encoding` to a `String` (BOM removed,
-/// invalid sequences as U+FFFD).
-pub fn decode_lossy(bytes: &[u8], encoding: Encoding) -> String {
-    let mut reader = Utf8Reader::new(bytes, encoding);
-    let mut out = Vec::with_capacity(bytes.len());
-    // Reading from a slice cannot fail.
-    let _ = reader.read_to_end(&mut out);
-    match String::from_utf8(out) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Decodes a whole byte buffer in `encoding` to a `String` (BOM removed,
+    /// invalid sequences as U+FFFD).
+    fn decode_lossy(bytes: &[u8], encoding: Encoding) -> String {
+        let mut reader = Utf8Reader::new(bytes, encoding);
+        let mut out = Vec::with_capacity(bytes.len());
+        // Reading from a slice cannot fail.
+        let _ = reader.read_to_end(&mut out);
+        match String::from_utf8(out) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        }
+    }
 
     fn window(text: &str, start: usize, count: usize) -> Window {
         read_window(text.as_bytes(), LineRange { start, count }).unwrap()

@@ -5,9 +5,9 @@
 use std::fs::Metadata;
 use std::io::{self, Read};
 
-use crate::atomic;
-use crate::guard::{Guard, Resolved, has_component};
-use crate::textfile::{DecodeError, TextFile};
+use crate::fs::atomic;
+use crate::fs::guard::{Guard, Resolved, has_component};
+use crate::text::exact::{DecodeError, TextFile};
 
 /// Largest file the write tools read back for editing or diffing.
 pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
@@ -31,7 +31,7 @@ impl Target {
 /// Why a target cannot be written.
 #[derive(Debug)]
 pub enum TargetError {
-    Refused(crate::guard::Refusal),
+    Refused(crate::fs::guard::Refusal),
     InsideGit(String),
     IsDirectory(String),
 }
@@ -39,8 +39,8 @@ pub enum TargetError {
 /// Resolves `raw` for writing.
 pub fn target(guard: &Guard, raw: &str) -> Result<Target, TargetError> {
     let resolved = guard.resolve(raw).map_err(TargetError::Refused)?;
-    let abs = resolved.display.display().to_string();
-    if has_component(&resolved.display, ".git") || has_component(&resolved.real, ".git") {
+    let abs = resolved.display().display().to_string();
+    if has_component(resolved.display(), ".git") || has_component(resolved.real(), ".git") {
         return Err(TargetError::InsideGit(abs));
     }
     if resolved.is_dir() {
@@ -59,7 +59,7 @@ impl Existing {
     /// The content as text, decoded exactly (consumes the bytes).
     pub fn decode(self, target: &Target) -> (Metadata, Result<TextFile, DecodeError>) {
         let Existing { bytes, metadata } = self;
-        (metadata, TextFile::decode(&target.resolved.real, bytes))
+        (metadata, TextFile::decode(target.resolved.real(), bytes))
     }
 }
 

@@ -7,7 +7,7 @@ pub mod omission;
 
 use memchr::memmem;
 
-use crate::textfile::{self, Normalized};
+use crate::text::exact::{self, Normalized};
 
 /// How many occurrences the caller expects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,8 +46,8 @@ pub fn replace(
     new: &str,
     expected: Expected,
 ) -> Result<Edited, EditFailure> {
-    let old = textfile::normalize(old);
-    let new = textfile::normalize(new);
+    let old = exact::normalize(old);
+    let new = exact::normalize(new);
     if old == new {
         return Err(EditFailure::Identical);
     }
@@ -64,7 +64,7 @@ pub fn replace(
         }
         _ => {}
     }
-    let inserted = textfile::with_ending(&new, textfile::dominant_ending(original));
+    let inserted = exact::with_ending(&new, exact::dominant_ending(original));
     let mut text = String::with_capacity(original.len() + found * inserted.len());
     let mut kept_from = 0;
     for start in spans {
@@ -84,12 +84,12 @@ pub fn replace(
 
 /// Makes `edited` end with a newline exactly when `original` did.
 fn keep_final_newline(original: &str, edited: &mut String) {
-    let had = textfile::ends_with_newline(original);
-    let has = textfile::ends_with_newline(edited);
+    let had = exact::ends_with_newline(original);
+    let has = exact::ends_with_newline(edited);
     if had && !has && !edited.is_empty() {
-        edited.push_str(textfile::dominant_ending(original).as_str());
+        edited.push_str(exact::dominant_ending(original).as_str());
     } else if !had && has && !original.is_empty() {
-        textfile::strip_one_newline(edited);
+        exact::strip_one_newline(edited);
     }
 }
 
@@ -214,7 +214,7 @@ mod tests {
             let last = (first + old_lines).min(lines.len());
             let old = lines[first..last].join("\n");
             prop_assume!(!old.is_empty());
-            let normalized = textfile::normalize(&original);
+            let normalized = exact::normalize(&original);
             prop_assume!(normalized.matches(&old).count() == 1);
             prop_assume!(!normalized.contains(&new_text));
             // The one deliberate exception: an old_string that ends with the
@@ -223,7 +223,7 @@ mod tests {
             // so the reverse edit cannot know to remove it again.
             prop_assume!(!(old.ends_with('\n') && normalized.ends_with(&old)));
             let edited = replace(&original, &old, &new_text, Expected::Exactly(1)).unwrap();
-            prop_assume!(textfile::normalize(&edited.text).matches(new_text.as_str()).count() == 1);
+            prop_assume!(exact::normalize(&edited.text).matches(new_text.as_str()).count() == 1);
             // If the edit removed every line ending, the file's style is gone
             // and the reverse edit inserts LF: nothing could know better.
             prop_assume!(!old.contains('\n') || edited.text.contains(['\n', '\r']));

@@ -18,9 +18,9 @@ use globset::{GlobBuilder, GlobMatcher};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 
-use crate::guard::Guard;
-use crate::text::cut_line;
-use crate::walk::{self, Walk, WalkOptions};
+use crate::discovery::walk::{self, Walk, WalkOptions};
+use crate::fs::guard::Guard;
+use crate::text::lines::cut_line;
 
 /// One search's settings.
 pub struct Query {
@@ -146,7 +146,7 @@ pub fn search(
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let mut worker = Worker::new(query);
-        let hits = worker.search(start, &rel);
+        let hits = worker.search(guard, start, &rel);
         outcome.files_searched = 1;
         let file = Discovered {
             path: start.to_path_buf(),
@@ -154,7 +154,7 @@ pub fn search(
             searched: true,
             hits,
         };
-        return finish(vec![file], query, outcome, stop);
+        return finish(guard, vec![file], query, outcome, stop);
     }
 
     // Phase one: search while the walk discovers files, until the cap.
@@ -178,7 +178,7 @@ pub fn search(
         }
         let search_now = found.load(Ordering::Relaxed) < query.total_max;
         let hits = if search_now {
-            let hits = state.worker.search(f.path, f.rel);
+            let hits = state.worker.search(guard, f.path, f.rel);
             found.fetch_add(hits.as_ref().map_or(0, |h| h.matches), Ordering::Relaxed);
             let n = searched.fetch_add(1, Ordering::Relaxed) + 1;
             if n.is_multiple_of(64) {
@@ -200,13 +200,14 @@ pub fn search(
     outcome.cancelled = stop.load(Ordering::Relaxed);
     outcome.files_searched = searched.load(Ordering::Relaxed);
     let files = per_thread.into_iter().flat_map(|t| t.discovered).collect();
-    finish(files, query, outcome, stop)
+    finish(guard, files, query, outcome, stop)
 }
 
 /// Phase two: puts discovered files in path order and takes the first
 /// `total_max` matches, searching (in parallel, in order) the files phase
 /// one skipped, only as far as needed.
 fn finish(
+    guard: &Guard,
     mut files: Vec<Discovered>,
     query: &Query,
     mut outcome: Outcome,
@@ -215,7 +216,7 @@ fn finish(
     walk::sort_by_path(&mut files, |d| &d.rel);
     let stopped = outcome.timed_out || outcome.cancelled;
     if !stopped && files.iter().any(|f| !f.searched) {
-        outcome.files_searched += fill_in_order(&mut files, query, stop);
+        outcome.files_searched += fill_in_order(guard, &mut files, query, stop);
         outcome.timed_out |= Instant::now() >= query.deadline;
     }
     let mut total = 0usize;
@@ -252,7 +253,12 @@ fn finish(
 /// Searches the unsearched files of `files` (in path order) on several
 /// threads, in order, until the matches of the fully searched prefix reach
 /// the cap. Returns how many files it searched.
-fn fill_in_order(files: &mut [Discovered], query: &Query, stop: &AtomicBool) -> usize {
+fn fill_in_order(
+    guard: &Guard,
+    files: &mut [Discovered],
+    query: &Query,
+    stop: &AtomicBool,
+) -> usize {
     struct Progress {
         /// Length of the prefix whose files all have results.
         done_upto: usize,
@@ -308,7 +314,7 @@ fn fill_in_order(files: &mut [Discovered], query: &Query, stop: &AtomicBool) -> 
                     let missing = slot.lock().unwrap_or_else(|e| e.into_inner()).is_none();
                     if missing {
                         let (path, rel) = names[i];
-                        let hits = worker.search(path, rel);
+                        let hits = worker.search(guard, path, rel);
                         searched.fetch_add(1, Ordering::Relaxed);
                         *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(hits);
                     }
@@ -463,7 +469,10 @@ impl Worker {
     }
 
     /// The file's hits, or None if it has no match (or cannot be searched).
-    fn search(&mut self, path: &Path, rel: &str) -> Option<FileHits> {
+    /// The file is opened through the guard as a walker entry: a file
+    /// swapped for a symlink since the walk saw it is not followed, and a
+    /// FIFO is refused instead of blocking the thread.
+    fn search(&mut self, guard: &Guard, path: &Path, rel: &str) -> Option<FileHits> {
         let mut sink = Collect {
             lines: Vec::new(),
             matches: 0,
@@ -471,7 +480,7 @@ impl Worker {
             names_only: self.names_only,
         };
         // Unreadable files are skipped like ripgrep skips them.
-        let file = std::fs::File::open(path).ok()?;
+        let (file, _) = guard.open_walked(path).ok()?;
         let mut reader = BoundedLines::new(file);
         let result = self
             .searcher

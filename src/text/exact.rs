@@ -6,7 +6,7 @@
 //! the original. So every byte outside a replaced span stays as it was: a
 //! mixed-ending file stays mixed, a BOM stays, UTF-16 stays UTF-16.
 
-use crate::filekind::{self, Encoding, FileKind};
+use crate::text::filekind::{self, Encoding, FileKind};
 
 /// A line-ending style.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,44 +80,26 @@ impl TextFile {
         })?;
         Ok(TextFile { encoding, text })
     }
-
-    /// The bytes of `text` in this file's encoding, BOM included.
-    pub fn encode(&self, text: &str) -> Vec<u8> {
-        encode(text, self.encoding)
-    }
 }
 
-/// Strict UTF-16; Err is the offset of the first invalid unit.
+/// Strict UTF-16 (encoding_rs, without replacement); Err is the offset of
+/// the first invalid unit.
 fn decode_utf16(body: &[u8], little: bool) -> Result<String, usize> {
-    let mut text = String::with_capacity(body.len() / 2);
-    let mut units = body.chunks_exact(2).map(|p| {
-        if little {
-            u16::from_le_bytes([p[0], p[1]])
-        } else {
-            u16::from_be_bytes([p[0], p[1]])
-        }
-    });
-    let mut at = 0;
-    while let Some(unit) = units.next() {
-        let c = match unit {
-            0xD800..=0xDBFF => match units.next() {
-                Some(low @ 0xDC00..=0xDFFF) => {
-                    let v =
-                        0x10000 + ((u32::from(unit) - 0xD800) << 10) + (u32::from(low) - 0xDC00);
-                    char::from_u32(v).ok_or(at)?
-                }
-                _ => return Err(at),
-            },
-            0xDC00..=0xDFFF => return Err(at),
-            _ => char::from_u32(u32::from(unit)).ok_or(at)?,
-        };
-        at += c.len_utf16() * 2;
-        text.push(c);
+    use encoding_rs::{DecoderResult, UTF_16BE, UTF_16LE};
+    let encoding = if little { UTF_16LE } else { UTF_16BE };
+    let mut decoder = encoding.new_decoder_without_bom_handling();
+    let capacity = decoder
+        .max_utf8_buffer_length_without_replacement(body.len())
+        .ok_or(0usize)?;
+    let mut text = String::with_capacity(capacity);
+    let (result, read) = decoder.decode_to_string_without_replacement(body, &mut text, true);
+    match result {
+        DecoderResult::InputEmpty => Ok(text),
+        // The buffer was sized for the whole input: cannot happen, but an
+        // answer that refuses the file is better than a panic.
+        DecoderResult::OutputFull => Err(read),
+        DecoderResult::Malformed(bad, after) => Err(read - usize::from(bad) - usize::from(after)),
     }
-    if !body.len().is_multiple_of(2) {
-        return Err(body.len() - 1);
-    }
-    Ok(text)
 }
 
 /// Strict UTF-32; Err is the offset of the first invalid unit.
@@ -327,7 +309,7 @@ mod tests {
             let file = TextFile::decode(Path::new("x.txt"), bytes.clone()).unwrap();
             assert_eq!(file.encoding, enc, "{enc:?}");
             assert_eq!(file.text, text, "{enc:?}");
-            assert_eq!(file.encode(&file.text), bytes, "{enc:?}");
+            assert_eq!(encode(&file.text, file.encoding), bytes, "{enc:?}");
         }
     }
 

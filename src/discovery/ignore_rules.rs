@@ -1,19 +1,29 @@
 //! Ignore files: `.geminiignore` at each root, which hides files from every
 //! tool (and refuses direct reads of them), and the git-ignore settings the
 //! walkers use.
+//!
+//! Every ignore file is read through [`Guard::read_own_file`]: never through
+//! a symlink (git does not follow a symlinked `.gitignore` either), never
+//! blocking on a FIFO, and bounded in size. One that cannot be read that way
+//! is skipped with a warning.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
+use crate::fs::guard::{Guard, entry_metadata};
+
 /// The name of Gemini CLI's own ignore file, honoured at each root.
 pub const GEMINI_IGNORE: &str = ".geminiignore";
 
+/// Largest ignore file read; a bigger one is skipped with a warning.
+const MAX_IGNORE_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
 /// Whether `path` (inside `root`) is hidden by the root's `.geminiignore`,
 /// itself or through one of its parent directories.
-pub fn is_gemini_ignored(root: &Path, path: &Path, is_dir: bool) -> bool {
-    IgnoreSet::new(root, false, true).gemini_says(path, is_dir)
+pub fn is_gemini_ignored(guard: &Guard, root: &Path, path: &Path, is_dir: bool) -> bool {
+    IgnoreSet::new(guard, root, false, true).gemini_says(path, is_dir)
 }
 
 /// The ignore rules that apply below one workspace root, evaluated per
@@ -24,7 +34,8 @@ pub fn is_gemini_ignored(root: &Path, path: &Path, is_dir: bool) -> bool {
 /// named files) and by the walk that counts ignored files, at a fraction of
 /// the cost of a generic per-path matcher.
 #[derive(Debug)]
-pub struct IgnoreSet {
+pub struct IgnoreSet<'g> {
+    guard: &'g Guard,
     respect_git: bool,
     gemini: Option<Gitignore>,
 }
@@ -42,13 +53,14 @@ pub struct DirRules {
     ignored: bool,
 }
 
-impl IgnoreSet {
+impl<'g> IgnoreSet<'g> {
     /// Rules for paths below `root` (a workspace root).
-    pub fn new(root: &Path, respect_git: bool, respect_gemini: bool) -> IgnoreSet {
+    pub fn new(guard: &'g Guard, root: &Path, respect_git: bool, respect_gemini: bool) -> Self {
         IgnoreSet {
+            guard,
             respect_git,
             gemini: respect_gemini
-                .then(|| load(root, &root.join(GEMINI_IGNORE)))
+                .then(|| load(guard, root, &root.join(GEMINI_IGNORE)))
                 .flatten(),
         }
     }
@@ -84,13 +96,13 @@ impl IgnoreSet {
                 ..parent.clone()
             };
         }
-        if self.respect_git && dir.join(".git").exists() {
+        if self.respect_git && entry_metadata(&dir.join(".git")).is_some() {
             // A work tree of its own starts here.
             return self.repo_top_rules(dir);
         }
         let mut rules = parent.clone();
         if rules.in_repo
-            && let Some(gi) = load(dir, &dir.join(".gitignore"))
+            && let Some(gi) = load(self.guard, dir, &dir.join(".gitignore"))
         {
             rules.chain.insert(0, Arc::new(gi));
         }
@@ -99,11 +111,16 @@ impl IgnoreSet {
 
     fn repo_top_rules(&self, top: &Path) -> DirRules {
         DirRules {
-            chain: load(top, &top.join(".gitignore"))
+            chain: load(self.guard, top, &top.join(".gitignore"))
                 .map(Arc::new)
                 .into_iter()
                 .collect(),
-            exclude: load(top, &top.join(".git").join("info").join("exclude")).map(Arc::new),
+            exclude: load(
+                self.guard,
+                top,
+                &top.join(".git").join("info").join("exclude"),
+            )
+            .map(Arc::new),
             in_repo: true,
             ignored: false,
         }
@@ -137,14 +154,21 @@ impl IgnoreSet {
 /// `.git`), if any.
 pub fn find_git_root(dir: &Path) -> Option<PathBuf> {
     dir.ancestors()
-        .find(|a| a.join(".git").exists())
+        .find(|a| entry_metadata(&a.join(".git")).is_some())
         .map(Path::to_path_buf)
 }
 
 /// A gitignore-syntax file rooted at `root`, if it exists and has rules.
 /// Opened directly (no existence check first: most directories have none).
-fn load(root: &Path, file: &Path) -> Option<Gitignore> {
-    let text = std::fs::read_to_string(file).ok()?;
+fn load(guard: &Guard, root: &Path, file: &Path) -> Option<Gitignore> {
+    let bytes = match guard.read_own_file(file, MAX_IGNORE_FILE_BYTES) {
+        Ok(bytes) => bytes?,
+        Err(e) => {
+            tracing::warn!("{} is skipped: {e}", file.display());
+            return None;
+        }
+    };
+    let text = String::from_utf8_lossy(&bytes);
     let mut builder = GitignoreBuilder::new(root);
     for line in text.lines() {
         if let Err(e) = builder.add_line(Some(file.to_path_buf()), line) {
@@ -161,32 +185,59 @@ mod tests {
     #[test]
     fn gemini_ignore_hides_files_and_directories() {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
+        let root = &std::fs::canonicalize(dir.path()).unwrap();
+        let guard = Guard::new(&[root]).unwrap();
         std::fs::write(
             root.join(GEMINI_IGNORE),
             "secret.txt\nprivate/\n*.key\n!keep.key\n",
         )
         .unwrap();
-        assert!(is_gemini_ignored(root, &root.join("secret.txt"), false));
-        assert!(is_gemini_ignored(root, &root.join("a/secret.txt"), false));
-        assert!(is_gemini_ignored(root, &root.join("private/x.rs"), false));
-        assert!(is_gemini_ignored(root, &root.join("id.key"), false));
-        assert!(!is_gemini_ignored(root, &root.join("keep.key"), false));
-        assert!(!is_gemini_ignored(root, &root.join("public.txt"), false));
-        assert!(!is_gemini_ignored(root, root, true));
+        assert!(is_gemini_ignored(
+            &guard,
+            root,
+            &root.join("secret.txt"),
+            false
+        ));
+        assert!(is_gemini_ignored(
+            &guard,
+            root,
+            &root.join("a/secret.txt"),
+            false
+        ));
+        assert!(is_gemini_ignored(
+            &guard,
+            root,
+            &root.join("private/x.rs"),
+            false
+        ));
+        assert!(is_gemini_ignored(&guard, root, &root.join("id.key"), false));
+        assert!(!is_gemini_ignored(
+            &guard,
+            root,
+            &root.join("keep.key"),
+            false
+        ));
+        assert!(!is_gemini_ignored(
+            &guard,
+            root,
+            &root.join("public.txt"),
+            false
+        ));
+        assert!(!is_gemini_ignored(&guard, root, root, true));
     }
 
     #[test]
     fn ignore_set_follows_gitignore_precedence() {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
+        let root = &std::fs::canonicalize(dir.path()).unwrap();
+        let guard = Guard::new(&[root]).unwrap();
         std::fs::create_dir_all(root.join(".git/info")).unwrap();
         std::fs::write(root.join(".git/info/exclude"), "excluded.txt\n").unwrap();
         std::fs::write(root.join(".gitignore"), "*.log\nbuild/\n").unwrap();
         std::fs::create_dir_all(root.join("sub/build")).unwrap();
         std::fs::write(root.join("sub/.gitignore"), "!keep.log\nlocal.txt\n").unwrap();
         std::fs::write(root.join(GEMINI_IGNORE), "secret/\n").unwrap();
-        let set = IgnoreSet::new(root, true, true);
+        let set = IgnoreSet::new(&guard, root, true, true);
         let top = set.dir_rules(root);
         assert!(set.is_ignored(&top, &root.join("a.log"), false));
         assert!(set.is_ignored(&top, &root.join("excluded.txt"), false));
@@ -206,7 +257,7 @@ mod tests {
         let walked = set.child_rules(&sub, &root.join("sub/build"));
         assert!(set.is_ignored(&walked, &root.join("sub/build/x.rs"), false));
         // Without respect for git, only .geminiignore applies.
-        let no_git = IgnoreSet::new(root, false, true);
+        let no_git = IgnoreSet::new(&guard, root, false, true);
         let r = no_git.dir_rules(root);
         assert!(!no_git.is_ignored(&r, &root.join("a.log"), false));
         assert!(no_git.is_ignored(&r, &root.join("secret/x"), false));
@@ -216,7 +267,8 @@ mod tests {
     fn gitignore_applies_only_inside_a_work_tree() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(".gitignore"), "*.log\n").unwrap();
-        let set = IgnoreSet::new(dir.path(), true, true);
+        let guard = Guard::new(&[dir.path()]).unwrap();
+        let set = IgnoreSet::new(&guard, dir.path(), true, true);
         let rules = set.dir_rules(dir.path());
         assert!(!set.is_ignored(&rules, &dir.path().join("a.log"), false));
     }
@@ -224,6 +276,12 @@ mod tests {
     #[test]
     fn no_file_means_nothing_is_ignored() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(!is_gemini_ignored(dir.path(), &dir.path().join("x"), false));
+        let guard = Guard::new(&[dir.path()]).unwrap();
+        assert!(!is_gemini_ignored(
+            &guard,
+            dir.path(),
+            &dir.path().join("x"),
+            false
+        ));
     }
 }

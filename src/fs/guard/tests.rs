@@ -252,14 +252,14 @@ fn several_roots() {
     let g = Guard::new(&[&t.root, &t.base.join("outside")]).unwrap();
     let second = format!("{}/outside/secret", t.base.display());
     let r = g.resolve(&second).unwrap();
-    assert_eq!(r.root, 1);
+    assert_eq!(r.root, RootId(1));
     assert_eq!(
         g.roots_display(),
         format!("{}, {}/outside", t.root.display(), t.base.display())
     );
     // A link from the first root into the second is inside the roots.
     symlink(t.base.join("outside"), t.root.join("to_second")).unwrap();
-    assert_eq!(g.resolve("to_second/secret").unwrap().root, 1);
+    assert_eq!(g.resolve("to_second/secret").unwrap().root, RootId(1));
     assert_eq!(
         outside_why(g.resolve("../root_evil/secret")),
         OutsideWhy::Resolved

@@ -12,7 +12,15 @@
 //!   (`/data_evil` is not inside `/data`);
 //! - files are opened through a directory handle of the root with
 //!   `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`, so a component swapped
-//!   for a symlink between the check and the open cannot lead outside.
+//!   for a symlink between the check and the open cannot lead outside;
+//! - a [`Resolved`] path can only be made here and only opened here: its
+//!   fields are private, and the rest of the crate never opens a file by
+//!   name (`tests/tidy.rs` checks that no code outside `fs/` calls the file
+//!   system);
+//! - every open is non-blocking and regular-files-only where a file is
+//!   read, so a FIFO, socket or device is refused instead of hanging the
+//!   server. That includes the files the server reads for itself
+//!   ([`Guard::read_own_file`]: `.gitignore`, `.geminiignore`, ...).
 
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
@@ -30,6 +38,11 @@ pub const MAX_PATH_BYTES: usize = 4096;
 /// How many symlinks one resolution may follow before it counts as a loop
 /// (the kernel's own limit).
 const MAX_SYMLINK_HOPS: usize = 40;
+
+/// Which root a path lies in: an index into the guard's roots, only made by
+/// the guard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RootId(usize);
 
 /// One configured root: its canonical path and a handle kept open for
 /// race-safe opening beneath it.
@@ -56,19 +69,43 @@ pub enum Existence {
     Missing,
 }
 
-/// A path that passed the guard.
+/// A path that passed the guard. Only the guard makes one, and only the
+/// guard opens one: the fields are private.
 #[derive(Debug, Clone)]
 pub struct Resolved {
     /// The absolute request path, normalised lexically: what messages show.
-    pub display: PathBuf,
+    display: PathBuf,
     /// Where the path really is, all symlinks followed.
-    pub real: PathBuf,
-    /// Index of the root that contains `real`.
-    pub root: usize,
-    pub existence: Existence,
+    real: PathBuf,
+    /// The root that contains `real` (the deepest, for nested roots).
+    root: RootId,
+    existence: Existence,
 }
 
 impl Resolved {
+    /// The absolute request path, normalised lexically: what messages show.
+    pub fn display(&self) -> &Path {
+        &self.display
+    }
+
+    pub fn into_display(self) -> PathBuf {
+        self.display
+    }
+
+    /// Where the path really is, all symlinks followed: for matching rules
+    /// against and for naming things, never for opening (the guard opens).
+    pub fn real(&self) -> &Path {
+        &self.real
+    }
+
+    pub fn root(&self) -> RootId {
+        self.root
+    }
+
+    pub fn existence(&self) -> &Existence {
+        &self.existence
+    }
+
     pub fn metadata(&self) -> Option<&Metadata> {
         match &self.existence {
             Existence::Exists(m) => Some(m),
@@ -172,21 +209,29 @@ impl Guard {
         parts.join(", ")
     }
 
-    /// Index of the root that contains `real`, compared by whole components.
-    /// Nested roots resolve to the deepest one.
-    pub fn root_of(&self, real: &Path) -> Option<usize> {
+    /// The root that `path` is spelled beneath, compared by whole
+    /// components (never string prefixes). Nested roots give the deepest.
+    /// This is the one place that picks a root for a path.
+    pub fn root_of(&self, path: &Path) -> Option<RootId> {
         self.roots
             .iter()
             .enumerate()
-            .filter(|(_, r)| real.starts_with(&r.path))
+            .filter(|(_, r)| path.starts_with(&r.path))
             .max_by_key(|(_, r)| r.path.as_os_str().len())
-            .map(|(i, _)| i)
+            .map(|(i, _)| RootId(i))
+    }
+
+    /// The canonical path of a root.
+    pub fn root_path(&self, root: RootId) -> &Path {
+        // A RootId is only made from this guard's own roots.
+        self.roots
+            .get(root.0)
+            .map_or(Path::new("/"), |r| r.path.as_path())
     }
 
     /// The root that contains `real` (the deepest, for nested roots).
     pub fn containing_root(&self, real: &Path) -> Option<&Path> {
-        let index = self.root_of(real)?;
-        self.roots.get(index).map(|r| r.path.as_path())
+        self.root_of(real).map(|id| self.root_path(id))
     }
 
     pub fn contains(&self, real: &Path) -> bool {
@@ -253,14 +298,8 @@ impl Guard {
         if bytes.ends_with(b"/") || bytes.ends_with(b"/.") {
             return None;
         }
-        let root_index = self
-            .roots
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| absolute.starts_with(&r.path))
-            .max_by_key(|(_, r)| r.path.as_os_str().len())
-            .map(|(i, _)| i)?;
-        let root = &self.roots[root_index];
+        let root_index = self.root_of(absolute)?;
+        let root = self.roots.get(root_index.0)?;
         let rel = absolute.strip_prefix(&root.path).ok()?;
         let mut real = root.path.clone();
         for c in rel.components() {
@@ -313,8 +352,8 @@ impl Guard {
         // the root's ancestors (the root itself holds no symlinks).
         let mut cur = PathBuf::from("/");
         if let Some(root) = self.spelled_root(absolute, &queue) {
-            cur = root.to_path_buf();
-            let skip = root.components().filter_map(Step::from).count();
+            cur = self.root_path(root).to_path_buf();
+            let skip = cur.components().filter_map(Step::from).count();
             queue.drain(..skip);
         }
         let mut meta: Option<Metadata> = None;
@@ -393,13 +432,11 @@ impl Guard {
 
     /// The canonical root that `absolute` is spelled beneath, if its spelling
     /// contains no `..` (so skipping the root's ancestors changes nothing).
-    fn spelled_root<'a>(&'a self, absolute: &Path, steps: &VecDeque<Step>) -> Option<&'a Path> {
+    fn spelled_root(&self, absolute: &Path, steps: &VecDeque<Step>) -> Option<RootId> {
         if steps.iter().any(|s| matches!(s, Step::Up)) {
             return None;
         }
-        self.roots()
-            .filter(|r| absolute.starts_with(r))
-            .max_by_key(|r| r.as_os_str().len())
+        self.root_of(absolute)
     }
 
     /// Opens an existing regular file for reading, race-safely: the open
@@ -412,7 +449,22 @@ impl Guard {
         {
             return Err(not_regular(m));
         }
-        let file = self.open_beneath(resolved)?;
+        let (root, rel) = self.root_and_rel(resolved)?;
+        self.open_beneath(root, rel)
+    }
+
+    /// Opens the regular file `rel` beneath `root` for reading, following
+    /// no symlink on the way (the root's handle, `RESOLVE_BENEATH |
+    /// RESOLVE_NO_SYMLINKS`, or one `O_NOFOLLOW` component at a time), and
+    /// without blocking: a FIFO, socket or device is refused. For walker
+    /// entries, which were checked by name: a file swapped for a symlink
+    /// since then fails to open instead of being followed.
+    pub fn open_beneath(&self, root: RootId, rel: &Path) -> io::Result<(File, Metadata)> {
+        let root = self
+            .roots
+            .get(root.0)
+            .ok_or_else(|| io::Error::other("unknown root"))?;
+        let file = self.open_fd_beneath(root, rel, ReadKind::File)?;
         let meta = file.metadata()?;
         if !meta.is_file() {
             return Err(not_regular(&meta));
@@ -420,13 +472,75 @@ impl Guard {
         Ok((file, meta))
     }
 
-    /// Opens a directory that passed the guard, race-safely (for listing).
-    pub fn open_dir(&self, resolved: &Resolved) -> io::Result<File> {
-        let file = self.open_beneath(resolved)?;
-        if !file.metadata()?.is_dir() {
-            return Err(io::Error::from_raw_os_error(libc_enotdir()));
+    /// Opens a file a walker found at `path` (spelled beneath a root, as
+    /// walkers build their paths). A plain file opens beneath its root with
+    /// no symlinks followed; a file symlink the walker reported is resolved
+    /// again and its target opened the same way, so a link retargeted since
+    /// the walk cannot lead outside the roots.
+    pub fn open_walked(&self, path: &Path) -> io::Result<(File, Metadata)> {
+        let root = self.root_of(path).ok_or_else(outside_error)?;
+        let rel = path
+            .strip_prefix(self.root_path(root))
+            .map_err(|_| outside_error())?;
+        match self.open_beneath(root, rel) {
+            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
+                let resolved = self.resolve_absolute(path).map_err(|_| outside_error())?;
+                self.open_read(&resolved)
+            }
+            other => other,
         }
-        Ok(file)
+    }
+
+    /// The entries of a directory that passed the guard, read through a
+    /// handle opened beneath its root (for listing).
+    pub fn read_dir(&self, resolved: &Resolved) -> io::Result<DirEntries> {
+        let (root, rel) = self.root_and_rel(resolved)?;
+        let root = self
+            .roots
+            .get(root.0)
+            .ok_or_else(|| io::Error::other("unknown root"))?;
+        let dir = self.open_fd_beneath(root, rel, ReadKind::Directory)?;
+        Ok(DirEntries {
+            inner: rustix::fs::Dir::read_from(&dir)?,
+        })
+    }
+
+    /// Reads a file the server needs for itself (`.gitignore`,
+    /// `.geminiignore`, `.git/info/exclude`), never following a symlink and
+    /// never blocking: beneath its root when it lies in one, else (a git
+    /// work tree's top above the root) by an absolute path in which no
+    /// symlink is followed. Ok(None) when there is no such file; an error
+    /// when it is not a regular file or is larger than `max_bytes`.
+    pub fn read_own_file(&self, path: &Path, max_bytes: u64) -> io::Result<Option<Vec<u8>>> {
+        let opened = match self.root_of(path) {
+            Some(root) => {
+                let rel = path
+                    .strip_prefix(self.root_path(root))
+                    .map_err(|_| outside_error())?;
+                self.open_beneath(root, rel)
+            }
+            None => open_absolute_no_symlinks(path),
+        };
+        let (file, meta) = match opened {
+            Ok(opened) => opened,
+            Err(e)
+                if e.kind() == io::ErrorKind::NotFound
+                    || e.raw_os_error() == Some(libc_enotdir()) =>
+            {
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        };
+        if meta.len() > max_bytes {
+            return Err(io::Error::new(
+                io::ErrorKind::FileTooLarge,
+                format!("it is {} bytes, more than the {max_bytes} read", meta.len()),
+            ));
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        // The size can change under us: read no more than the limit.
+        io::Read::read_to_end(&mut io::Read::take(file, max_bytes), &mut bytes)?;
+        Ok(Some(bytes))
     }
 
     /// For writing: opens the directory that holds `resolved`, walking down
@@ -441,6 +555,10 @@ impl Guard {
     ) -> io::Result<(OwnedFd, OsString)> {
         use rustix::fs::{Mode, OFlags};
         let (root, rel) = self.root_and_rel(resolved)?;
+        let root = self
+            .roots
+            .get(root.0)
+            .ok_or_else(|| io::Error::other("unknown root"))?;
         let mut names: Vec<&OsStr> = Vec::new();
         for c in rel.components() {
             match c {
@@ -472,27 +590,25 @@ impl Guard {
     }
 
     /// The root a resolved path lies in, and the path relative to it.
-    fn root_and_rel<'a>(&'a self, resolved: &'a Resolved) -> io::Result<(&'a Root, &'a Path)> {
-        let root = self
-            .roots
-            .get(resolved.root)
-            .ok_or_else(|| io::Error::other("resolved path names an unknown root"))?;
+    fn root_and_rel<'a>(&'a self, resolved: &'a Resolved) -> io::Result<(RootId, &'a Path)> {
         let rel = resolved
             .real
-            .strip_prefix(&root.path)
+            .strip_prefix(self.root_path(resolved.root))
             .map_err(|_| io::Error::other("resolved path is not beneath its root"))?;
-        Ok((root, rel))
+        Ok((resolved.root, rel))
     }
 
-    fn open_beneath(&self, resolved: &Resolved) -> io::Result<File> {
-        let (root, rel) = self.root_and_rel(resolved)?;
+    /// Opens `rel` beneath `root` without following any symlink, read-only
+    /// and non-blocking. `openat2` does it in one call; without it, one
+    /// component at a time with `O_NOFOLLOW`.
+    fn open_fd_beneath(&self, root: &Root, rel: &Path, kind: ReadKind) -> io::Result<File> {
         let rel = if rel.as_os_str().is_empty() {
             Path::new(".")
         } else {
             rel
         };
         if self.openat2_works.load(Ordering::Relaxed) {
-            match openat2_beneath(&root.dir, rel) {
+            match openat2_beneath(&root.dir, rel, kind.flags()) {
                 Ok(fd) => return Ok(File::from(fd)),
                 Err(e) if e.raw_os_error() == Some(rustix::io::Errno::NOSYS.raw_os_error()) => {
                     tracing::warn!("openat2 is not available; falling back to O_NOFOLLOW opens");
@@ -501,29 +617,157 @@ impl Guard {
                 Err(e) => return Err(e),
             }
         }
-        self.open_nofollow_checked(&resolved.real)
+        open_nofollow_stepwise(&root.dir, rel, kind.flags())
     }
+}
 
-    /// Fallback for kernels without `openat2`: open without following a final
-    /// symlink, then ask the kernel where the opened file really is.
-    fn open_nofollow_checked(&self, real: &Path) -> io::Result<File> {
-        use rustix::fs::{Mode, OFlags};
-        let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
-        let fd = rustix::fs::open(real, flags, Mode::empty())?;
-        let file = File::from(fd);
-        #[cfg(target_os = "linux")]
-        {
-            use std::os::fd::AsRawFd;
-            let actual = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
-            if actual != real || !self.contains(&actual) {
-                return Err(io::Error::new(
-                    io::ErrorKind::PermissionDenied,
-                    "the file moved outside the workspace while it was being opened",
-                ));
-            }
+/// What an open is for: its flags.
+#[derive(Debug, Clone, Copy)]
+enum ReadKind {
+    File,
+    Directory,
+}
+
+impl ReadKind {
+    fn flags(self) -> rustix::fs::OFlags {
+        use rustix::fs::OFlags;
+        // NONBLOCK: opening a FIFO for reading must not wait for a writer.
+        let common = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
+        match self {
+            ReadKind::File => common,
+            ReadKind::Directory => common | OFlags::DIRECTORY,
         }
-        Ok(file)
     }
+}
+
+/// The entries of a directory opened by [`Guard::read_dir`], without `.`
+/// and `..`.
+pub struct DirEntries {
+    inner: rustix::fs::Dir,
+}
+
+/// One directory entry: its name and the type the directory reports.
+#[derive(Debug)]
+pub struct DirItem {
+    pub name: OsString,
+    pub kind: EntryKind,
+}
+
+/// An entry's type as its directory reports it (no symlink followed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    Directory,
+    File,
+    Symlink,
+    /// A FIFO, socket or device.
+    Special,
+    /// The file system does not say; ask [`entry_metadata`].
+    Unknown,
+}
+
+impl Iterator for DirEntries {
+    type Item = io::Result<DirItem>;
+
+    fn next(&mut self) -> Option<io::Result<DirItem>> {
+        use rustix::fs::FileType;
+        use std::os::unix::ffi::OsStrExt;
+        loop {
+            let entry = match self.inner.next()? {
+                Ok(entry) => entry,
+                Err(e) => return Some(Err(e.into())),
+            };
+            let name = entry.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            let kind = match entry.file_type() {
+                FileType::Directory => EntryKind::Directory,
+                FileType::RegularFile => EntryKind::File,
+                FileType::Symlink => EntryKind::Symlink,
+                FileType::Unknown => EntryKind::Unknown,
+                _ => EntryKind::Special,
+            };
+            return Some(Ok(DirItem {
+                name: OsStr::from_bytes(name).to_os_string(),
+                kind,
+            }));
+        }
+    }
+}
+
+/// The metadata of `path` itself (a symlink is not followed), or None if it
+/// cannot be read. Reads no content and cannot block, so it is safe
+/// anywhere; used to probe for `.git` and for entries whose type a directory
+/// does not report.
+pub fn entry_metadata(path: &Path) -> Option<Metadata> {
+    std::fs::symlink_metadata(path).ok()
+}
+
+fn outside_error() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        "the path is outside the workspace roots",
+    )
+}
+
+/// Fallback for kernels without `openat2`: opens each directory component
+/// with `O_NOFOLLOW | O_DIRECTORY`, then the last one with `flags`, so no
+/// symlink is followed anywhere on the way.
+fn open_nofollow_stepwise(
+    root: &OwnedFd,
+    rel: &Path,
+    flags: rustix::fs::OFlags,
+) -> io::Result<File> {
+    use rustix::fs::{Mode, OFlags};
+    let dir_flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut names = Vec::new();
+    for c in rel.components() {
+        match c {
+            Component::Normal(n) => names.push(n),
+            Component::CurDir => {}
+            _ => return Err(outside_error()),
+        }
+    }
+    let Some(last) = names.pop() else {
+        return Ok(File::from(rustix::fs::openat(
+            root,
+            ".",
+            flags,
+            Mode::empty(),
+        )?));
+    };
+    let mut dir = rustix::fs::openat(root, ".", dir_flags, Mode::empty())?;
+    for name in names {
+        dir = rustix::fs::openat(&dir, name, dir_flags, Mode::empty())?;
+    }
+    Ok(File::from(rustix::fs::openat(
+        &dir,
+        last,
+        flags,
+        Mode::empty(),
+    )?))
+}
+
+/// Opens an absolute path (above every root) for reading, following no
+/// symlink in any component and without blocking; regular files only.
+fn open_absolute_no_symlinks(path: &Path) -> io::Result<(File, Metadata)> {
+    use rustix::fs::{CWD, Mode, ResolveFlags};
+    let flags = ReadKind::File.flags();
+    let resolve = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    let file = match rustix::fs::openat2(CWD, path, flags, Mode::empty(), resolve) {
+        Ok(fd) => File::from(fd),
+        Err(rustix::io::Errno::NOSYS) => {
+            let root = rustix::fs::open("/", ReadKind::Directory.flags(), Mode::empty())?;
+            let rel = path.strip_prefix("/").map_err(|_| outside_error())?;
+            open_nofollow_stepwise(&root, rel, flags)?
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    Ok((file, meta))
 }
 
 fn open_dir_handle(path: &Path) -> io::Result<OwnedFd> {
@@ -536,9 +780,8 @@ fn open_dir_handle(path: &Path) -> io::Result<OwnedFd> {
 }
 
 #[cfg(target_os = "linux")]
-fn openat2_beneath(dir: &OwnedFd, rel: &Path) -> io::Result<OwnedFd> {
-    use rustix::fs::{Mode, OFlags, ResolveFlags};
-    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
+fn openat2_beneath(dir: &OwnedFd, rel: &Path, flags: rustix::fs::OFlags) -> io::Result<OwnedFd> {
+    use rustix::fs::{Mode, ResolveFlags};
     let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
     loop {
         match rustix::fs::openat2(dir, rel, flags, Mode::empty(), resolve) {
@@ -550,7 +793,7 @@ fn openat2_beneath(dir: &OwnedFd, rel: &Path) -> io::Result<OwnedFd> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn openat2_beneath(_dir: &OwnedFd, _rel: &Path) -> io::Result<OwnedFd> {
+fn openat2_beneath(_dir: &OwnedFd, _rel: &Path, _flags: rustix::fs::OFlags) -> io::Result<OwnedFd> {
     Err(io::Error::from_raw_os_error(
         rustix::io::Errno::NOSYS.raw_os_error(),
     ))

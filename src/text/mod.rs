@@ -1,0 +1,8 @@
+//! Pure text work, no I/O: file kinds, line windows, exact decoding for
+//! edits, diffs and the replace engine.
+
+pub mod diff;
+pub mod edit;
+pub mod exact;
+pub mod filekind;
+pub mod lines;

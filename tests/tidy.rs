@@ -1,0 +1,113 @@
+//! Tidy checks on the source itself, in the style of rust-analyzer's
+//! `tidy.rs`: rules the compiler cannot keep, checked by reading `src/`.
+//!
+//! The rule here: only the guard layer (`src/fs/`) touches the file system.
+//! Everything else gets files from the guard (`Guard::open_read`,
+//! `open_walked`, `read_dir`, `read_own_file`), which refuses symlinks that
+//! leave the roots, FIFOs and devices. A direct `std::fs` call anywhere else
+//! would be a way around it, so this test names every such line.
+
+use std::path::{Path, PathBuf};
+
+/// Directories of `src/` allowed to use the file system directly.
+const GUARD_LAYER: &[&str] = &[
+    "src/fs/",
+    // shell/: being reworked by the bash issues; the lead will tighten this
+    "src/shell/",
+];
+
+/// Text that means "touching the file system without the guard". Stat-only
+/// probes (`.exists()`, `.is_file()`, `.metadata()`) are not listed: by text
+/// they cannot be told apart from the guard's own methods of those names,
+/// and they read no content.
+const FORBIDDEN: &[&str] = &[
+    "std::fs",
+    "tokio::fs",
+    "rustix::fs",
+    "std::os::unix::fs",
+    "File::open",
+    "File::create",
+    "File::options",
+    "OpenOptions",
+    ".canonicalize()",
+    ".read_link()",
+    ".read_dir()",
+    ".symlink_metadata()",
+    "libc::open",
+];
+
+#[test]
+fn only_the_guard_layer_touches_the_file_system() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut violations = Vec::new();
+    for file in rust_files(&root.join("src")) {
+        let rel = file
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if GUARD_LAYER.iter().any(|layer| rel.starts_with(layer)) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (number, line) in non_test_code(&rel, &text) {
+            if let Some(pattern) = FORBIDDEN.iter().find(|p| line.contains(*p)) {
+                violations.push(format!("{rel}:{number}: `{pattern}` in: {}", line.trim()));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "file-system access outside the guard layer (src/fs/); go through the guard:\n{}",
+        violations.join("\n")
+    );
+}
+
+/// The checker itself: it must see a forbidden call in ordinary code, and
+/// must not see one in a comment or a test module.
+#[test]
+fn the_check_finds_what_it_should_and_only_that() {
+    let source = "use std::path::Path;\n\
+                  // std::fs is mentioned in a comment only\n\
+                  fn f() { let _ = std::fs::read(\"x\"); }\n\
+                  #[cfg(test)]\n\
+                  mod tests { fn g() { std::fs::write(\"x\", \"\").unwrap(); } }\n";
+    let flagged: Vec<usize> = non_test_code("src/x.rs", source)
+        .filter(|(_, line)| FORBIDDEN.iter().any(|p| line.contains(p)))
+        .map(|(number, _)| number)
+        .collect();
+    assert_eq!(flagged, vec![3]);
+    assert_eq!(non_test_code("src/fs/guard/tests.rs", source).count(), 0);
+}
+
+/// The lines of `text` that are neither comments nor test code (a file named
+/// `tests.rs`, or everything from a `#[cfg(test)]` on: test modules sit at
+/// the end of a file), with 1-based line numbers.
+fn non_test_code<'a>(rel: &str, text: &'a str) -> impl Iterator<Item = (usize, &'a str)> {
+    let is_test_file = rel.ends_with("/tests.rs");
+    text.lines()
+        .enumerate()
+        .take_while(move |(_, line)| !is_test_file && line.trim() != "#[cfg(test)]")
+        .filter(|(_, line)| {
+            let trimmed = line.trim_start();
+            !(trimmed.starts_with("//") || trimmed.starts_with("/*") || trimmed.starts_with('*'))
+        })
+        .map(|(i, line)| (i + 1, line))
+}
+
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{CallContext, ToolResult, ToolSpec, parse_args};
-use crate::mcp::params::{JsonObject, portable_schema};
+use crate::mcp::params::JsonObject;
 use crate::shell::run::{Ending, Outcome, signal_name};
 
 /// Characters of output shown, at most (head and tail kept).
@@ -20,25 +20,19 @@ pub struct BashParams {
     pub command: String,
 }
 
-pub fn spec() -> ToolSpec {
-    ToolSpec {
-        name: "bash",
-        title: "Run Shell Command",
-        description: "Runs a command line in the primary workspace root and returns its output, \
+const DESCRIPTION: &str = "Runs a command line in the primary workspace root and returns its output, \
             its error output under [stderr], and its exit code. By default only read-only \
             commands run (cat, head, tail, wc, ls, tree, find, grep, rg, sort, uniq, cut, diff, \
             stat, du, and read-only git: status, log, diff, show, grep, blame, ls-files, \
             rev-parse, branch). Commands may be joined with |, &&, || and ;. No variables, $(...), \
             backticks, subshells, or redirections other than >/dev/null, 2>/dev/null and 2>&1. \
-            Paths must stay inside the workspace. A refused command says why and what is allowed.",
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        schema: portable_schema::<BashParams>(),
-        hidden_schema: None,
-        aliases: &[],
-        handler: |ctx, args| Box::pin(run(ctx, args)),
-    }
+            Paths must stay inside the workspace. A refused command says why and what is allowed.";
+
+pub fn spec() -> ToolSpec {
+    ToolSpec::shell("bash", "Run Shell Command")
+        .params::<BashParams>()
+        .describe(DESCRIPTION)
+        .run(|ctx, args| Box::pin(run(ctx, args)))
 }
 
 async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::discovery::ignore_rules;
 use crate::fs::reading::{self, Body, ReadFailure};
-use crate::mcp::params::{Alias, JsonObject, portable_schema};
+use crate::mcp::params::{Alias, JsonObject};
 use crate::text::filekind::Media;
 use crate::text::lines::LineRange;
 
@@ -22,22 +22,42 @@ pub struct ReadFileParams {
     /// The file to read: an absolute path, or a path relative to the primary
     /// workspace root.
     pub path: String,
-    /// 0-based number of the first line to return. Use it with 'limit' to page
-    /// through a large file. Default 0.
-    #[schemars(range(min = 0), extend("default" = 0))]
+    /// 0-based number of the first line to return (0 is the first line;
+    /// must not be negative). Use it with 'limit' to page through a large
+    /// file: the note at the top of a cut answer names the next offset.
+    /// Default 0.
+    #[schemars(extend("default" = 0))]
     pub offset: Option<i64>,
-    /// How many lines to return at most. Default 2000.
-    #[schemars(range(min = 1), extend("default" = 2000))]
+    /// How many lines to return at most (1 or more). Default 2000.
+    #[schemars(extend("default" = 2000))]
     pub limit: Option<i64>,
 }
 
-/// Accepted but unpublished: newer Gemini CLI's 1-based inclusive range.
+/// Accepted in every dialect: newer Gemini CLI's 1-based inclusive range.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct LineDialect {
-    /// 1-based first line.
+    /// 1-based number of the first line to return.
+    #[schemars(range(min = 1))]
     pub start_line: Option<i64>,
-    /// 1-based last line, inclusive.
+    /// 1-based number of the last line to return, inclusive.
+    #[schemars(range(min = 1))]
     pub end_line: Option<i64>,
+}
+
+/// read_file as gemini-current advertises it (schema only).
+#[derive(JsonSchema)]
+#[allow(dead_code, reason = "only its schema is used: gemini-current's view")]
+struct ReadFileCurrent {
+    /// The file to read: an absolute path, or a path relative to the primary
+    /// workspace root.
+    file_path: String,
+    /// 1-based number of the first line to return. Default 1.
+    #[schemars(range(min = 1))]
+    start_line: Option<i64>,
+    /// 1-based number of the last line to return, inclusive. Default: 2000
+    /// lines from start_line, or the end of the file if that comes first.
+    #[schemars(range(min = 1))]
+    end_line: Option<i64>,
 }
 
 const ALIASES: &[Alias] = &[
@@ -51,24 +71,23 @@ const ALIASES: &[Alias] = &[
     },
 ];
 
+const DESCRIPTION: &str = "Reads one file inside the workspace and returns its content. Text \
+    comes back as is, without line numbers; files longer than 2000 lines, or with lines over 2000 \
+    characters, come back truncated with a note saying how to read the next part using 'offset' \
+    and 'limit'. Images and audio come back as image/audio content, PDF and video as embedded \
+    resources; other binary files are not shown. Paths may be absolute or relative to the primary \
+    workspace root.";
+
+const DESCRIPTION_CURRENT: &str = DESCRIPTION;
+
 pub fn spec() -> ToolSpec {
-    ToolSpec {
-        name: "read_file",
-        title: "Read File",
-        description: "Reads one file inside the workspace and returns its content. Text comes back \
-            as is, without line numbers; files longer than 2000 lines, or with lines over 2000 \
-            characters, come back truncated with a note saying how to read the next part using \
-            'offset' and 'limit'. Images and audio come back as image/audio content, PDF and video \
-            as embedded resources; other binary files are not shown. Paths may be absolute or \
-            relative to the primary workspace root.",
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        schema: portable_schema::<ReadFileParams>(),
-        hidden_schema: Some(portable_schema::<LineDialect>()),
-        aliases: ALIASES,
-        handler: |ctx, args| Box::pin(run(ctx, args)),
-    }
+    ToolSpec::reads("read_file", "Read File")
+        .params::<ReadFileParams>()
+        .accepts::<LineDialect>()
+        .aliases(ALIASES)
+        .describe(DESCRIPTION)
+        .current_schema::<ReadFileCurrent>("read_file", DESCRIPTION_CURRENT)
+        .run(|ctx, args| Box::pin(run(ctx, args)))
 }
 
 /// Which spelling of a line range the caller uses (read_file's `offset` and
@@ -111,7 +130,7 @@ pub fn open_target(
     let guard = &state.guard;
     let resolved = guard
         .resolve(raw)
-        .map_err(|r| super::refusal_message(guard, r, super::file_outside))?;
+        .map_err(|r| super::refusal_message(state, r, super::file_outside))?;
     let abs = resolved.display().display().to_string();
     if resolved.exists()
         && !resolved.is_dir()

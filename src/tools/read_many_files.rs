@@ -12,14 +12,14 @@ use rmcp::model::ContentBlock;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::list_directory::{FILE_FILTERING_ALIASES, Hidden};
+use super::filters::{FILE_FILTERING, FileFilteringOptions, IgnoreSwitches, NestedSwitches};
 use super::read_file::media_block;
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, cancellable, parse_args};
 use crate::discovery::ignore_rules::{DirRules, IgnoreSet};
 use crate::discovery::walk::{self, Walk, WalkOptions};
 use crate::fs::guard::{Guard, Refusal, Resolved};
 use crate::fs::reading::{self, Body, ReadFailure};
-use crate::mcp::params::{Alias, JsonObject, portable_schema};
+use crate::mcp::params::{Alias, JsonObject};
 use crate::text::filekind::{self, Media};
 use crate::text::lines::LineRange;
 
@@ -69,33 +69,54 @@ pub struct ReadManyFilesParams {
     pub respect_git_ignore: Option<bool>,
 }
 
+/// read_many_files as gemini-current advertises it (schema only).
+#[derive(JsonSchema)]
+#[allow(dead_code, reason = "only its schema is used: gemini-current's view")]
+struct ReadManyCurrent {
+    /// Files, directories or glob patterns to read, relative to the
+    /// workspace roots or absolute, e.g. ["src/**/*.ts", "README.md"].
+    #[schemars(length(min = 1))]
+    include: Vec<String>,
+    /// Glob patterns whose files are left out, e.g. ["**/*.test.ts"].
+    exclude: Option<Vec<String>>,
+    /// Whether directories are read recursively. Default true.
+    #[schemars(extend("default" = true))]
+    recursive: Option<bool>,
+    /// Whether the default excludes apply. Default true.
+    #[serde(rename = "useDefaultExcludes")]
+    #[schemars(rename = "useDefaultExcludes", extend("default" = true))]
+    use_default_excludes: Option<bool>,
+    /// Which ignore files hide files; both do by default.
+    file_filtering_options: Option<FileFilteringOptions>,
+}
+
 const ALIASES: &[Alias] = &[
-    // v0.24 spelling: the file list given as `include`.
+    // Gemini CLI's spelling: the file list given as `include`.
     Alias {
         from: "include",
         to: "paths",
     },
-    FILE_FILTERING_ALIASES[0],
-    FILE_FILTERING_ALIASES[1],
+    FILE_FILTERING[0],
+    FILE_FILTERING[1],
 ];
 
+const DESCRIPTION: &str = "Reads many files of the workspace in one call: give paths, \
+    directories (every file beneath) or glob patterns (such as \"src/**/*.ts\"). Each text file \
+    comes back under a '--- <path> ---' header, in path order, cut at 2000 lines like read_file. \
+    Images, audio and PDF are included only when asked for by name or extension. Ignored, binary \
+    and oversized files are skipped and listed at the end with the reason.";
+
+const DESCRIPTION_CURRENT: &str = DESCRIPTION;
+
 pub fn spec() -> ToolSpec {
-    ToolSpec {
-        name: "read_many_files",
-        title: "Read Many Files",
-        description: "Reads many files of the workspace in one call: give paths, directories \
-            (every file beneath) or glob patterns (such as \"src/**/*.ts\"). Each text file comes \
-            back under a '--- <path> ---' header, in path order, cut at 2000 lines like read_file. \
-            Images, audio and PDF are included only when asked for by name or extension. Ignored, \
-            binary and oversized files are skipped and listed at the end with the reason.",
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        schema: portable_schema::<ReadManyFilesParams>(),
-        hidden_schema: Some(portable_schema::<Hidden>()),
-        aliases: ALIASES,
-        handler: |ctx, args| Box::pin(run(ctx, args)),
-    }
+    ToolSpec::reads("read_many_files", "Read Many Files")
+        .params::<ReadManyFilesParams>()
+        .accepts::<IgnoreSwitches>()
+        .accepts::<NestedSwitches>()
+        .aliases(ALIASES)
+        .describe(DESCRIPTION)
+        .current_schema::<ReadManyCurrent>("read_many_files", DESCRIPTION_CURRENT)
+        .run(|ctx, args| Box::pin(run(ctx, args)))
 }
 
 /// How the gathering treats files.
@@ -148,7 +169,7 @@ impl Gathered {
 
 async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: ReadManyFilesParams = parse_args(&args)?;
-    let hidden: Hidden = parse_args(&args)?;
+    let hidden: IgnoreSwitches = parse_args(&args)?;
     let exclude = glob_set(params.exclude.as_deref().unwrap_or_default())?;
     let recursive = params.recursive.unwrap_or(true);
     let rules = Rules {

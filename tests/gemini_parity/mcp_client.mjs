@@ -12,8 +12,7 @@ export class Rootbound {
    */
   constructor(bin, roots, dialect) {
     const args = roots.flatMap((r) => ['--root', r]);
-    if (!process.env.PARITY_NO_DIALECT) args.push('--dialect', dialect);
-    args.push('--bash-mode', 'off');
+    args.push('--dialect', dialect, '--bash-mode', 'off');
     this.stderr = '';
     this.child = spawn(bin, args, {
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -138,18 +138,20 @@ fn list(
         let Some(name) = item.name.to_str() else {
             continue;
         };
-        if !name_filter.is_empty() && name_filter.is_match(name) {
-            continue;
-        }
         let Some(is_dir) = entry_is_dir(guard, dir, name, item.kind) else {
             continue; // a link leaving the roots, or dangling
         };
+        // Ignore files first (what they hide is counted, as Gemini CLI
+        // counts it), then the caller's `ignore` names (not counted).
         let hidden_git = respect_git && name == ".git";
         probe.push(name);
         let hidden_rules = rules.is_ignored(&dir_rules, &probe, is_dir);
         probe.pop();
         if hidden_git || hidden_rules {
             ignored += 1;
+            continue;
+        }
+        if !name_filter.is_empty() && name_filter.is_match(name) {
             continue;
         }
         // gemini-current shows each file's size (a link's: its target's).

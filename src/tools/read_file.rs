@@ -102,7 +102,22 @@ pub enum RangeStyle {
 async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: ReadFileParams = parse_args(&args)?;
     let dialect: LineDialect = parse_args(&args)?;
-    let (range, style) = requested_range(&params, &dialect)?;
+    if params.path.trim().is_empty() {
+        // Named as the caller named it (aliases are folded into `path`, and
+        // stay in the arguments too).
+        let name = ["file_path", "absolute_path"]
+            .into_iter()
+            .find(|n| args.get(*n).and_then(|v| v.as_str()) == Some(params.path.as_str()))
+            .unwrap_or("path");
+        return Err(format!("The '{name}' parameter must be non-empty.").into());
+    }
+    // Without a range, notes name the range parameters this dialect shows.
+    let default_style = if ctx.state.config.dialect.is_current() {
+        RangeStyle::StartEnd
+    } else {
+        RangeStyle::OffsetLimit
+    };
+    let (range, style) = requested_range(&params, &dialect, default_style)?;
     let target = open_target(&ctx.state, &params.path, style)?;
     run_sized(target.opened.size(), move || {
         read_file(target, range, style)
@@ -156,6 +171,7 @@ pub fn open_target(
 fn requested_range(
     params: &ReadFileParams,
     dialect: &LineDialect,
+    default_style: RangeStyle,
 ) -> Result<(Option<LineRange>, RangeStyle), ToolError> {
     if params.offset.is_some() || params.limit.is_some() {
         let offset = params.offset.unwrap_or(0);
@@ -173,7 +189,7 @@ fn requested_range(
         return Ok((Some(range), RangeStyle::OffsetLimit));
     }
     if dialect.start_line.is_none() && dialect.end_line.is_none() {
-        return Ok((None, RangeStyle::OffsetLimit));
+        return Ok((None, default_style));
     }
     let start = dialect.start_line.unwrap_or(1);
     if start < 1 {

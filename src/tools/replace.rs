@@ -86,6 +86,9 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: ReplaceParams = parse_args(&args)?;
     let dialect: ReplaceDialect = parse_args(&args)?;
     let expected = expected(&params, &dialect)?;
+    if params.file_path.is_empty() {
+        return Err("The 'file_path' parameter must be non-empty.".into());
+    }
     let state = ctx.state.clone();
     if let Some(line) = omission::new_placeholder(&params.old_string, &params.new_string) {
         return Err(placeholder_message(&state, line, "new_string"));

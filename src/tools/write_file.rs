@@ -41,6 +41,9 @@ pub fn spec() -> ToolSpec {
 
 async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: WriteFileParams = parse_args(&args)?;
+    if params.file_path.is_empty() {
+        return Err("Missing or empty \"file_path\"".into());
+    }
     let state = ctx.state.clone();
     if let Some(line) = omission::find_placeholder(&params.content) {
         return Err(placeholder_message(&state, line, "content"));

@@ -54,7 +54,7 @@ const NO_MODEL = {
   generateEmbedding: async () => {
     throw new Error('no model in the parity harness');
   },
-  getHistory: async () => [],
+  getHistory: () => [],
 };
 
 export function mediaMarker(mime, base64) {

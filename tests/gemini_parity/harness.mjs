@@ -5,7 +5,8 @@
 // in differences.mjs describes it; anything else fails the run, and so does
 // a table entry that no longer matches any difference.
 //
-// usage: node harness.mjs --version 0.24|0.61 --modules DIR --bin ROOTBOUND --work DIR [--only SUBSTRING] [--verbose]
+// usage: node harness.mjs --version 0.24|0.61 --modules DIR --bin ROOTBOUND --work DIR
+//        [--only SUBSTRING] [--verbose] [--dump]
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,6 +25,7 @@ function parseArgs(argv) {
   for (let i = 2; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--verbose') out.verbose = true;
+    else if (a === '--dump') out.dump = true;
     else out[a.replace(/^--/, '')] = argv[++i];
   }
   for (const k of ['version', 'modules', 'bin', 'work']) {
@@ -112,8 +114,10 @@ async function main() {
   const version = opts.version;
   const dialect = DIALECT[version];
   if (!dialect) throw new Error(`unknown version ${version}`);
-  // Gemini CLI's debug logging (JIT memory discovery) goes to console.debug.
+  // Gemini CLI's debug logging (JIT memory discovery, failed binary
+  // sniffs of links) goes to console.debug and console.warn.
   console.debug = () => {};
+  console.warn = () => {};
   const core = await import(resolveCore(opts.modules, version));
 
   const work = path.join(opts.work, version);
@@ -208,8 +212,7 @@ async function main() {
     let o = clone(ours);
     const needed = [];
     for (const d of applicable) {
-      const g2 = d.gemini ? d.gemini(clone(g), ctx) : g;
-      const o2 = d.ours ? d.ours(clone(o), ctx) : o;
+      const [g2, o2] = d.normalize(clone(g), clone(o), ctx);
       if (!sameSeen(g2, g) || !sameSeen(o2, o)) {
         needed.push(d.id);
         used.set(d.id, used.get(d.id) + 1);
@@ -225,6 +228,9 @@ async function main() {
       continue;
     }
     stats[tool].failed++;
+    if (opts.dump) {
+      console.log(`DUMP ${c.id}\n  gemini: ${JSON.stringify(g)}\n  ours:   ${JSON.stringify(o)}`);
+    }
     const diff = firstDifference(g.text, o.text);
     failures.push(
       `FAIL ${c.id}\n` +
@@ -241,7 +247,7 @@ async function main() {
   }
   // Every entry must be on the user page, and the page must list no other.
   const page = fs.readFileSync(path.join(here, '..', '..', 'docs', 'differences.md'), 'utf8');
-  const onPage = new Set([...page.matchAll(/<!-- ([a-z0-9-]+) -->/g)].map((m) => m[1]));
+  const onPage = new Set([...page.matchAll(/<!-- ([a-z0-9.-]+) -->/g)].map((m) => m[1]));
   for (const d of DIFFERENCES) {
     if (!onPage.has(d.id)) stale.push(`${d.id}: missing from docs/differences.md`);
     onPage.delete(d.id);

@@ -43,11 +43,22 @@ struct ListDirectoryCurrent {
     file_filtering_options: Option<FileFilteringOptions>,
 }
 
-const DESCRIPTION: &str = "Lists the files and subdirectories directly inside a directory of \
-    the workspace, directories first, each marked [DIR]. Entries hidden by .gitignore or \
-    .geminiignore are left out and counted; use 'ignore' to leave out more by name.";
+const DESCRIPTION: &str = "Lists the entries directly inside one directory of the workspace (not recursively): \
+    subdirectories first, each as '[DIR] name', then files, each group in name order. \
+    Entries that .gitignore (inside a git work tree) or the workspace's .geminiignore hide \
+    are left out, and a last line '(N ignored)' says how many. ignore takes glob patterns \
+    matched against entry names (for example [\"*.log\", \"tmp\"]) to leave out more. Links that \
+    lead outside the workspace are not shown. To find files by name anywhere below a \
+    directory, glob is faster than listing level by level.";
 
-const DESCRIPTION_CURRENT: &str = DESCRIPTION;
+const DESCRIPTION_CURRENT: &str = "Lists the entries directly inside one directory of the workspace (not recursively): \
+    subdirectories first, each as '[DIR] name', then files, each group in name order. \
+    Entries that .gitignore (inside a git work tree) or the workspace's .geminiignore hide \
+    are left out, and a last line '(N ignored)' says how many. ignore takes glob patterns \
+    matched against entry names (for example [\"*.log\", \"tmp\"]) to leave out more. Links that \
+    lead outside the workspace are not shown. To find files by name anywhere below a \
+    directory, glob is faster than listing level by level. Each file is shown with its size \
+    in bytes.";
 
 pub fn spec() -> ToolSpec {
     ToolSpec::reads("list_directory", "List Directory")

@@ -71,14 +71,38 @@ const ALIASES: &[Alias] = &[
     },
 ];
 
-const DESCRIPTION: &str = "Reads one file inside the workspace and returns its content. Text \
-    comes back as is, without line numbers; files longer than 2000 lines, or with lines over 2000 \
-    characters, come back truncated with a note saying how to read the next part using 'offset' \
-    and 'limit'. Images and audio come back as image/audio content, PDF and video as embedded \
-    resources; other binary files are not shown. Paths may be absolute or relative to the primary \
-    workspace root.";
+const DESCRIPTION: &str = "Reads one file inside the workspace and returns its content as it is: no line numbers \
+    are added (use file_read for numbered lines), and a byte-order mark is removed. UTF-8, \
+    UTF-16 and UTF-32 text is decoded; bytes that are not valid text show as U+FFFD.\n\n\
+    Long files: at most 2000 lines come back at a time, and a line longer than 2000 \
+    characters is cut, ending in '... [truncated]'. When that happens the answer starts with \
+    a note giving the lines shown, the file's total and the 'offset' to ask for next. offset \
+    is the 0-based number of the first line (0 is line 1) and limit the number of lines; \
+    pass both to page through a file or to read just the part you need, which is cheaper \
+    than reading it all. An offset past the last line is an error that says how many lines \
+    the file has.\n\n\
+    Other kinds: images (PNG, JPEG, GIF, WebP, BMP) and audio (MP3, WAV, AIFF, AAC, OGG, \
+    FLAC) come back as image or audio content, PDF and video as embedded resources; SVG is \
+    read as text up to 1 MB; other binary files are not shown. Files over 20 MB are refused \
+    unless you give a line range (text is then streamed). Files the workspace's \
+    .geminiignore hides are refused. Paths are absolute or relative to the primary workspace \
+    root.";
 
-const DESCRIPTION_CURRENT: &str = DESCRIPTION;
+const DESCRIPTION_CURRENT: &str = "Reads one file inside the workspace and returns its content as it is: no line numbers \
+    are added (use file_read for numbered lines), and a byte-order mark is removed. UTF-8, \
+    UTF-16 and UTF-32 text is decoded; bytes that are not valid text show as U+FFFD.\n\n\
+    Long files: at most 2000 lines come back at a time, and a line longer than 2000 \
+    characters is cut, ending in '... [truncated]'. When that happens the answer starts with \
+    a note giving the lines shown, the file's total and the 'start_line' to ask for next. \
+    start_line and end_line are 1-based and inclusive; pass them to read just the part you \
+    need, which is cheaper than reading the whole file. A start_line past the last line is \
+    an error that says how many lines the file has.\n\n\
+    Other kinds: images (PNG, JPEG, GIF, WebP, BMP) and audio (MP3, WAV, AIFF, AAC, OGG, \
+    FLAC) come back as image or audio content, PDF and video as embedded resources; SVG is \
+    read as text up to 1 MB; other binary files are not shown. Files over 20 MB are refused \
+    unless you give a line range (text is then streamed). Files the workspace's \
+    .geminiignore hides are refused. Paths are absolute or relative to the primary workspace \
+    root.";
 
 pub fn spec() -> ToolSpec {
     ToolSpec::reads("read_file", "Read File")

@@ -120,13 +120,43 @@ const ALIASES: &[Alias] = &[
     FILE_FILTERING[1],
 ];
 
-const DESCRIPTION: &str = "Searches the contents of files in the workspace for a regular \
-    expression (Rust regex syntax) with ripgrep's engine, and returns matching lines with their \
-    line numbers, grouped by file in path order. Narrow it with 'path' and 'include' (a glob such \
-    as \"*.rs\"); ignored and binary files are skipped. At most 100 matches are returned unless \
-    total_max_matches says otherwise.";
+const DESCRIPTION: &str = "Searches the contents of the workspace's files for a regular expression, with ripgrep's \
+    engine, and returns the matching lines with their line numbers, grouped by file in path \
+    order: 'File: <path>' then 'L<n>: <line>' for a match and 'L<n>- <line>' for a context \
+    line. Lines keep their indentation, so a line can be copied into replace's old_string \
+    (without the 'L<n>: ' prefix).\n\n\
+    pattern uses Rust regex syntax (like ripgrep): escape regex characters such as ( [ . * + \
+    ? to match them literally, or set fixed_strings to true to search for a plain string; \
+    letter case is ignored unless case_sensitive is true. Narrow the search with path (a \
+    directory or a single file, default the primary workspace root) and include (a glob on \
+    file paths such as \"*.rs\" or \"src/**/*.{ts,tsx}\"; without a '/', it matches file names). \
+    exclude_pattern is a regex: lines matching it are left out.\n\n\
+    context, before and after show lines around each match. At most 100 matches are returned \
+    unless total_max_matches says otherwise; max_matches_per_file limits each file, and \
+    names_only returns just the paths of the files that match. Binary files, files \
+    .gitignore or .geminiignore hide, hidden files and directories (unless the include \
+    pattern names them, as in \".env*\"), node_modules, build output and *.log are skipped; \
+    no_ignore searches ignored and excluded files too (never .git).";
 
-const DESCRIPTION_CURRENT: &str = DESCRIPTION;
+const DESCRIPTION_CURRENT: &str = "Searches the contents of the workspace's files for a regular expression, with ripgrep's \
+    engine, and returns the matching lines with their line numbers, grouped by file in path \
+    order: 'File: <path>' then 'L<n>: <line>' for a match and 'L<n>- <line>' for a context \
+    line. Lines keep their indentation, so a line can be copied into replace's old_string \
+    (without the 'L<n>: ' prefix).\n\n\
+    pattern uses Rust regex syntax (like ripgrep): escape regex characters such as ( [ . * + \
+    ? to match them literally, or set fixed_strings to true to search for a plain string; \
+    letter case is ignored unless case_sensitive is true. Narrow the search with dir_path (a \
+    directory or a single file, default the primary workspace root) and include_pattern (a \
+    glob on file paths such as \"*.rs\" or \"src/**/*.{ts,tsx}\"; without a '/', it matches file \
+    names). exclude_pattern is a regex: lines matching it are left out.\n\n\
+    context, before and after show lines around each match. At most 100 matches are returned \
+    unless total_max_matches says otherwise; max_matches_per_file limits each file, and \
+    names_only returns just the paths of the files that match. Binary files, files \
+    .gitignore or .geminiignore hide, hidden files and directories (unless the include \
+    pattern names them, as in \".env*\"), node_modules, build output and *.log are skipped; \
+    no_ignore searches ignored and excluded files too (never .git). When a search finds 1 to \
+    3 matches and no context was asked for, the lines around them come too (50 for one \
+    match, 15 each for two or three), which often saves a read.";
 
 pub fn spec() -> ToolSpec {
     ToolSpec::reads("search_file_content", "Search File Contents")

@@ -26,11 +26,16 @@ pub struct WriteFileParams {
     pub content: String,
 }
 
-const DESCRIPTION: &str = "Writes the complete content of a file inside the workspace, \
-    creating it (and its parent directories) or replacing what it held. The write is atomic; an \
-    existing file keeps its permission bits, its CRLF line endings and its byte-order mark. The \
-    answer includes a diff of the change. For a small change to an existing file, prefer \
-    'replace'.";
+const DESCRIPTION: &str = "Writes the complete content of one file inside the workspace: creates it (with any \
+    missing parent directories) or replaces everything it held. The write is atomic, so the \
+    file is never left half written. The answer says whether the file was created or \
+    overwritten and, for an overwrite, shows a unified diff of the change.\n\n\
+    content must be the whole file, every line written out: a placeholder line such as '// \
+    ... rest of code ...' is refused, because writing it would delete the code it stands \
+    for. Write \\n line breaks; an existing file keeps its CRLF line endings, byte-order \
+    mark, encoding and permission bits. For a change to part of an existing file, replace is \
+    cheaper and safer. Files inside a .git directory are never written. Paths are absolute \
+    or relative to the primary workspace root.";
 
 pub fn spec() -> ToolSpec {
     ToolSpec::writes("write_file", "Write File", true)

@@ -246,11 +246,10 @@ fn view(
 ) -> View {
     let shown = properties(&schema);
     let canonical = properties(accepted);
-    // The canonical name each published name stands for.
+    // The canonical name each published name stands for: an alias's target
+    // first (read_many_files' `include` stands for `paths` where it is the
+    // list of files), else the name itself.
     let to_canonical = |published: &str| -> String {
-        if canonical.contains(&published) {
-            return published.to_string();
-        }
         aliases
             .iter()
             .find(|a| a.from == published)

@@ -34,8 +34,23 @@ pub struct Cli {
     pub bash_allow: Vec<String>,
 
     /// Refuse commands starting with PREFIX (repeatable; wins over allow).
+    /// Matched against the command with its options removed (`git -P log`
+    /// is `git log`), but a deny entry names one command, not every spelling
+    /// a tool offers (`npm t` is not `npm test`): to permit little, allow
+    /// narrowly instead (`--bash-allow "npm run lint"`). Not valid with
+    /// `--bash-mode unrestricted`, where a full shell runs the line.
     #[arg(long, value_name = "PREFIX", global = true)]
     pub bash_deny: Vec<String>,
+
+    /// A directory bash commands may also read and run programs from
+    /// (repeatable), e.g. a toolchain: `--bash-read ~/.rustup`.
+    #[arg(long, value_name = "DIR", global = true)]
+    pub bash_read: Vec<PathBuf>,
+
+    /// A directory put on bash commands' PATH before the system directories,
+    /// and readable (repeatable), e.g. `--bash-path ~/.cargo/bin`.
+    #[arg(long, value_name = "DIR", global = true)]
+    pub bash_path: Vec<PathBuf>,
 
     /// Time limit for one bash command, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 60, global = true)]
@@ -85,6 +100,9 @@ pub enum Command {
     },
     /// Print the tool list with schemas as JSON.
     Tools,
+    /// Print what the bash sandbox enforces on this machine: each property,
+    /// the mechanism behind it, and whether this kernel provides it.
+    Sandbox,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -162,11 +180,27 @@ impl Cli {
                 BashMode::ReadOnly
             };
         }
+        if mode == BashMode::Unrestricted && !self.bash_deny.is_empty() {
+            return Err(
+                "--bash-deny conflicts with --bash-mode unrestricted: a deny list cannot be \
+                 enforced on a full shell (use --bash-mode allowlist with --bash-allow instead)"
+                    .into(),
+            );
+        }
+        let mut extra_read = Vec::new();
+        for dir in self.bash_read.iter().chain(&self.bash_path) {
+            let canonical = crate::fs::canonical_dir(dir)
+                .map_err(|e| format!("--bash-read/--bash-path {}: {e}", dir.display()))?;
+            extra_read.push(canonical);
+        }
+        let extra_path = extra_read[self.bash_read.len()..].to_vec();
         config.bash = BashConfig {
             mode,
             allow: self.bash_allow.clone(),
             deny: self.bash_deny.clone(),
             timeout: Duration::from_secs(self.bash_timeout),
+            extra_read,
+            extra_path,
         };
         config.read_only = self.read_only;
         config.disabled_tools = self.disabled_tools.clone();
@@ -176,6 +210,28 @@ impl Cli {
 }
 
 /// `rootbound tools`: the tool list as pretty JSON.
+/// `rootbound sandbox`: the property table for this kernel.
+pub fn print_sandbox(config: &Config) -> i32 {
+    use crate::shell::sandbox::probe;
+    let layers = match probe::probe(std::path::Path::new("/proc/self/exe")) {
+        Ok(layers) => layers,
+        Err(why) => {
+            eprintln!("rootbound: {why}");
+            return 1;
+        }
+    };
+    let mut out = format!(
+        "bash mode: {}\n\n{}",
+        config.bash.mode.as_str(),
+        probe::table(&layers)
+    );
+    if config.bash.mode == BashMode::Off {
+        out.push_str("\nbash is off: no command runs.\n");
+    }
+    let _ = std::io::stdout().write_all(out.as_bytes());
+    0
+}
+
 pub fn print_tools(registry: &Registry) -> i32 {
     let tools = registry.list();
     match serde_json::to_string_pretty(&tools) {

@@ -63,6 +63,24 @@ pub struct BashConfig {
     pub allow: Vec<String>,
     pub deny: Vec<String>,
     pub timeout: Duration,
+    /// Directories commands may also read (`--bash-read`), e.g. a toolchain.
+    pub extra_read: Vec<PathBuf>,
+    /// Directories put before the system directories on the commands' PATH
+    /// (`--bash-path`); readable too.
+    pub extra_path: Vec<PathBuf>,
+}
+
+impl Default for BashConfig {
+    fn default() -> Self {
+        BashConfig {
+            mode: BashMode::ReadOnly,
+            allow: Vec::new(),
+            deny: Vec::new(),
+            timeout: Duration::from_secs(60),
+            extra_read: Vec::new(),
+            extra_path: Vec::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -85,12 +103,7 @@ impl Config {
     pub fn with_roots(roots: Vec<PathBuf>) -> Config {
         Config {
             roots,
-            bash: BashConfig {
-                mode: BashMode::ReadOnly,
-                allow: Vec::new(),
-                deny: Vec::new(),
-                timeout: Duration::from_secs(60),
-            },
+            bash: BashConfig::default(),
             read_only: false,
             disabled_tools: Vec::new(),
             search_timeout: Duration::from_secs(30),

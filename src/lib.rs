@@ -14,9 +14,10 @@ pub(crate) mod shell;
 pub(crate) mod text;
 pub(crate) mod tools;
 
-pub use cli::{Cli, Command, LogLevel, print_tools, run_call};
+pub use cli::{Cli, Command, LogLevel, print_sandbox, print_tools, run_call};
 pub use fs::guard::Guard;
 pub use mcp::server::RootboundServer;
 pub use mcp::transport::StdioTransport;
-pub use shell::sandbox::Sandbox;
+pub use shell::sandbox::SUPERVISOR_ARG;
+pub use shell::sandbox::supervisor::main as run_supervisor;
 pub use tools::{Registry, State};

@@ -6,13 +6,21 @@ use std::sync::Arc;
 
 use clap::Parser;
 use rmcp::ServiceExt;
+use rmcp::service::ServerInitializeError;
 
 use rootbound::{
-    Cli, Command, Guard, LogLevel, Registry, RootboundServer, State, StdioTransport, print_tools,
-    run_call,
+    Cli, Command, Guard, LogLevel, Registry, RootboundServer, SUPERVISOR_ARG, State,
+    StdioTransport, print_sandbox, print_tools, run_call, run_supervisor,
 };
 
 fn main() -> ExitCode {
+    // A bash call's supervisor is this binary started again; it must not
+    // parse options, log or start a runtime.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some(SUPERVISOR_ARG) {
+        let code = run_supervisor(&args[1..]);
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     let cli = Cli::parse();
     init_logging(cli.log_level);
     std::panic::set_hook(Box::new(|info| {
@@ -49,6 +57,7 @@ fn main() -> ExitCode {
     };
     let code = match cli.command {
         Some(Command::Tools) => print_tools(&registry),
+        Some(Command::Sandbox) => print_sandbox(&registry.state().config),
         Some(Command::Call { tool, json }) => {
             runtime.block_on(run_call(&registry, &tool, json.as_deref()))
         }
@@ -60,6 +69,9 @@ fn main() -> ExitCode {
 }
 
 async fn serve(registry: Arc<Registry>) -> i32 {
+    if let Some(shell) = &registry.state().shell {
+        shell.probe_in_background();
+    }
     let roots = registry.state().guard.roots_display();
     tracing::info!(roots = %roots, tools = ?registry.names(), "serving MCP on stdio");
     let service = match RootboundServer::new(registry)
@@ -67,6 +79,12 @@ async fn serve(registry: Arc<Registry>) -> i32 {
         .await
     {
         Ok(service) => service,
+        // A client that only probes (`server/discover`, or nothing at all)
+        // and hangs up: a normal end, not a failure.
+        Err(ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::debug!("the client closed the connection before a session started");
+            return 0;
+        }
         Err(e) => {
             tracing::error!("the MCP session did not start: {e}");
             return 1;

@@ -1,14 +1,16 @@
-//! The bash tool through the real binary (TOOLS.md 8, SECURITY.md 2): attacks
-//! that try to create marker files inside and outside the root are refused
-//! and leave no marker; time-outs and output caps kill the whole process
-//! group; the environment is scrubbed; the sandbox holds in unrestricted mode.
+//! The bash tool's policy through the real binary (TOOLS.md 8, SECURITY.md
+//! 2), one test per class of issue #9. Each asserts the effect: a marker
+//! file that does not appear, a token that only the forbidden program could
+//! compute and that is absent, a name from outside the roots that never
+//! appears in any answer. The sandbox beneath is tested alone in
+//! `tests/sandbox.rs`.
 
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use common::{Scratch, Server, all_text};
+use common::{BashAnswer, Scratch, Server, all_text};
 use serde_json::json;
 
 /// `<tmp>/root` is the root; `<tmp>/outside` is not.
@@ -25,6 +27,7 @@ impl Layout {
         );
         tmp.file("root/notes.txt", "alpha\nbeta\ngamma\n");
         tmp.file("outside/secret.txt", "TOP SECRET\n");
+        tmp.file("outside/id_rsa-7781", "KEY\n");
         tmp.file("root_evil/secret.txt", "EVIL SECRET\n");
         Layout { tmp }
     }
@@ -37,11 +40,53 @@ impl Layout {
     async fn server(&self, extra: &[&str]) -> Server {
         Server::start(&[&self.root()], extra).await
     }
+    /// A git repository at the root with one commit, made with the host's git
+    /// and no configuration of its own.
+    fn git_repo(&self) {
+        for args in [
+            &["init", "-q"][..],
+            &["add", "."],
+            &["commit", "-q", "-m", "init"],
+        ] {
+            git(&self.root(), args);
+        }
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
 }
 
 async fn bash(server: &Server, command: &str) -> (bool, String) {
     let result = server.call("bash", json!({"command": command})).await;
     (result.is_error == Some(true), all_text(&result))
+}
+
+async fn refused(server: &Server, command: &str) -> String {
+    let (err, text) = bash(server, command).await;
+    assert!(err, "not refused: {command:?} -> {text}");
+    assert!(
+        text.starts_with("Command refused: `"),
+        "{command:?}: {text}"
+    );
+    text
+}
+
+async fn ran(server: &Server, command: &str) -> BashAnswer {
+    let (err, text) = bash(server, command).await;
+    assert!(!err, "refused: {command:?} -> {text}");
+    BashAnswer::parse(&text)
 }
 
 #[tokio::test]
@@ -50,46 +95,50 @@ async fn allowed_commands_run_with_the_documented_result_format() {
     let server = l.server(&[]).await;
     let (err, text) = bash(&server, "grep -n beta notes.txt").await;
     assert!(!err);
-    assert_eq!(text, "2:beta\n[exit code: 0]");
-    let (err, text) = bash(&server, "cat notes.txt | sort -r | head -n 1 && echo done").await;
-    assert!(!err);
-    assert_eq!(text, "gamma\ndone\n[exit code: 0]");
-    // A non-zero exit is a normal result, with stderr under its own line.
-    let (err, text) = bash(&server, "ls missing.txt").await;
-    assert!(!err);
+    let a = BashAnswer::parse(&text);
+    assert_eq!(a.status, "[exit code: 0]", "{text}");
+    assert_eq!(a.stdout, "2:beta");
     assert!(
-        text.contains("[stderr]\nls: cannot access 'missing.txt'"),
+        text.lines().nth(1).unwrap().starts_with("[stdout "),
         "{text}"
     );
-    assert!(text.ends_with("[exit code: 2]"), "{text}");
-    let (_, text) = bash(&server, "false || echo recovered; echo after").await;
-    assert_eq!(text, "recovered\nafter\n[exit code: 0]");
-    let (_, text) = bash(&server, "true && false").await;
-    assert_eq!(text, "[exit code: 1]");
+    let a = ran(&server, "cat notes.txt | sort -r | head -n 1 && echo done").await;
+    assert_eq!((a.exit_code(), a.stdout.as_str()), (Some(0), "gamma\ndone"));
+    // A non-zero exit is a normal result, with stderr in its own section.
+    let a = ran(&server, "ls missing.txt").await;
+    assert_eq!(a.exit_code(), Some(2));
+    assert!(
+        a.stderr.starts_with("ls: cannot access 'missing.txt'"),
+        "{a:?}"
+    );
+    let a = ran(&server, "false || echo recovered; echo after").await;
+    assert_eq!(a.stdout, "recovered\nafter");
+    assert_eq!(ran(&server, "true && false").await.status, "[exit code: 1]");
     // Glob arguments are expanded by the server, inside the root.
-    let (_, text) = bash(&server, "ls src/*.rs *.txt").await;
-    assert_eq!(text, "notes.txt\nsrc/main.rs\n[exit code: 0]");
-    let (_, text) = bash(&server, "pwd").await;
-    assert_eq!(text, format!("{}\n[exit code: 0]", l.root().display()));
-    let (_, text) = bash(
+    assert_eq!(
+        ran(&server, "ls src/*.rs *.txt").await.stdout,
+        "notes.txt\nsrc/main.rs"
+    );
+    assert_eq!(
+        ran(&server, "pwd").await.stdout,
+        l.root().display().to_string()
+    );
+    let a = ran(
         &server,
-        "ls nothing-here 2>/dev/null; echo x >/dev/null; ls nope 2>&1 | wc -l",
+        "ls nothing-here 2>/dev/null; echo x >/dev/null; ls nope 2>&1 | wc -l; echo err >&2",
     )
     .await;
-    assert_eq!(text, "1\n[exit code: 0]");
+    assert_eq!((a.stdout.as_str(), a.stderr.as_str()), ("1", "err"));
 }
 
 #[tokio::test]
-async fn attacks_are_refused_and_leave_no_marker() {
+async fn attacks_on_the_grammar_are_refused_and_leave_no_marker() {
     let l = Layout::new();
     let root = l.root();
     let outside = l.outside();
     let server = l.server(&[]).await;
-    let inside_marker = root.join("pwned");
-    let outside_marker = outside.join("pwned");
-    let o = outside_marker.display().to_string();
+    let o = outside.join("pwned").display().to_string();
     let attacks = vec![
-        // Not on the allowlist, in every position.
         "touch pwned".to_string(),
         "ls; touch pwned".into(),
         "ls && touch pwned".into(),
@@ -98,7 +147,6 @@ async fn attacks_are_refused_and_leave_no_marker() {
         "ls\ntouch pwned".into(),
         "ls\rtouch pwned".into(),
         format!("touch {o}"),
-        // Substitutions and expansions.
         "echo $(touch pwned)".into(),
         "echo `touch pwned`".into(),
         "echo \"$(touch pwned)\"".into(),
@@ -115,14 +163,12 @@ async fn attacks_are_refused_and_leave_no_marker() {
         "touch pwned &".into(),
         "X=1 touch pwned".into(),
         "t{o,}uch pwned".into(),
-        // Quoting tricks and programs as paths or globs.
         "'touch' pwned".into(),
         "t\"ouch\" pwned".into(),
         "\\touch pwned".into(),
         "/usr/bin/touch pwned".into(),
         "./touch pwned".into(),
         "tou* pwned".into(),
-        // Interpreters and wrappers.
         "sh -c 'touch pwned'".into(),
         "bash -c 'touch pwned'".into(),
         "env touch pwned".into(),
@@ -134,7 +180,6 @@ async fn attacks_are_refused_and_leave_no_marker() {
         "command touch pwned".into(),
         "exec touch pwned".into(),
         "sudo touch pwned".into(),
-        // Dangerous flags of allowed programs.
         "find . -exec touch pwned ;".into(),
         "find . -execdir touch pwned ;".into(),
         "find . -fprint pwned".into(),
@@ -144,7 +189,6 @@ async fn attacks_are_refused_and_leave_no_marker() {
         "tree -o pwned".into(),
         "xxd notes.txt pwned".into(),
         "uniq notes.txt pwned".into(),
-        "rg --pre touch alpha".into(),
         "git -c core.pager='touch pwned' log".into(),
         "git -C .. status".into(),
         "git config core.pager touch".into(),
@@ -153,98 +197,448 @@ async fn attacks_are_refused_and_leave_no_marker() {
         "git branch pwned".into(),
     ];
     for attack in &attacks {
-        let (err, text) = bash(&server, attack).await;
-        assert!(err, "not refused: {attack:?} -> {text}");
-        assert!(text.starts_with("Command refused: `"), "{attack:?}: {text}");
+        let text = refused(&server, attack).await;
         assert!(text.contains("mode allows:"), "{attack:?}: {text}");
     }
-    assert!(!inside_marker.exists(), "a marker appeared inside the root");
-    assert!(
-        !outside_marker.exists(),
-        "a marker appeared outside the root"
-    );
+    assert!(!root.join("pwned").exists(), "a marker appeared inside");
+    assert!(!outside.join("pwned").exists(), "a marker appeared outside");
     server.assert_alive().await;
 }
 
+/// Class 1: abbreviated long options. git and getopt_long accept any unique
+/// prefix, so only exact, listed options pass. `expr 40000 + 1234` prints
+/// 41234 only if the pager program ran.
 #[tokio::test]
-async fn paths_outside_the_roots_are_refused() {
+async fn class1_abbreviated_options_never_reach_a_program() {
+    let l = Layout::new();
+    l.git_repo();
+    let server = l.server(&[]).await;
+    let pager = "'expr 40000 + 1234 #'";
+    for command in [
+        format!("git grep --open={pager} alpha"),
+        format!("git grep --op={pager} alpha"),
+        format!("git grep --open-files-in-pager={pager} alpha"),
+        format!("git -P grep --open={pager} alpha"),
+        format!("git grep --no-index --open={pager} alpha"),
+        format!("git grep -O{pager} alpha"),
+        "git grep --textc alpha".into(),
+        "git diff --ext-dif".into(),
+        "git log --ext-diff".into(),
+        "git --exec-pat=. log".into(),
+        "sort --out=pwned notes.txt".into(),
+        "sort --compress-prog=touch notes.txt".into(),
+        "du --files0=list".into(),
+        "wc --files0=list".into(),
+        "ls --derefer .".into(),
+        "grep --derefer alpha .".into(),
+    ] {
+        let text = refused(&server, &command).await;
+        assert!(!text.contains("41234"), "{command}: {text}");
+    }
+    assert!(!l.root().join("pwned").exists());
+}
+
+/// Class 2: allowed programs whose options run other programs.
+#[tokio::test]
+async fn class2_options_that_run_programs_are_refused() {
+    let l = Layout::new();
+    l.git_repo();
+    let marker = l.outside().join("ran");
+    let script = l.tmp.file(
+        "root/tools/host.sh",
+        format!("#!/bin/sh\ntouch {}\necho localhost\n", marker.display()),
+    );
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    l.tmp.file("root/a.txt", "a\n");
+    l.tmp.file("root/b.txt", "b\n");
+    let server = l.server(&["--bash-allow", "tar"]).await;
+    for command in [
+        "diff -l a.txt b.txt",
+        "diff --paginate a.txt b.txt",
+        "rg --hostname-bin=tools/host.sh --hyperlink-format=default alpha",
+        "rg --pre=tools/host.sh alpha",
+        "rg --pre tools/host.sh alpha",
+        "rg -z alpha",
+        "rg --search-zip alpha",
+        "tar -tf host:file",
+        "tar -t --file=host:file",
+        "git --help",
+        "git log --help",
+        "git help log",
+        "file -z notes.txt",
+    ] {
+        let text = refused(&server, command).await;
+        // `pr` would print a page header; man would print the manual.
+        assert!(
+            !text.contains("Page 1") && !text.contains("GIT(1)"),
+            "{text}"
+        );
+    }
+    assert!(!marker.exists(), "a program ran");
+}
+
+/// Class 3: git's own configuration names programs. git is asked for its
+/// effective configuration (includes, worktree config and all), and any key
+/// that names a program refuses the command.
+#[tokio::test]
+async fn class3_git_configuration_that_names_programs_refuses_git() {
+    let l = Layout::new();
+    l.git_repo();
+    let root = l.root();
+    let marker = l.outside().join("git-ran");
+    let m = marker.display().to_string();
+    let config = root.join(".git/config");
+    let pristine = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(root.join("notes.txt"), "changed\n").unwrap();
+    let server = l.server(&[]).await;
+    // A clean repository works.
+    let a = ran(&server, "git status --short").await;
+    assert_eq!(a.stdout, " M notes.txt", "{a:?}");
+    let hazards = [
+        format!("[filter \"x\"] clean = touch {m}\n"),
+        format!("[core]\n\tfsmonitor = touch {m}\n"),
+        format!("[core]\n\tpager = touch {m}\n"),
+        format!("[core]\n\tsshCommand = touch {m}\n"),
+        format!("[core]\n\thooksPath = {m}\n"),
+        format!("[diff]\n\texternal = touch {m}\n"),
+        format!("[diff \"x\"]\n\ttextconv = touch {m}\n"),
+        format!("[man]\n\tviewer = touch {m}\n"),
+        format!("[man \"x\"]\n\tcmd = touch {m}\n"),
+        format!("[gpg \"ssh\"]\n\tprogram = touch {m}\n"),
+        format!("[credential]\n\thelper = touch {m}\n"),
+        format!("[include]\n\tpath = {m}\n"),
+        format!("[pager]\n\tlog = touch {m}\n"),
+    ];
+    for hazard in &hazards {
+        std::fs::write(&config, format!("{pristine}{hazard}")).unwrap();
+        for command in [
+            "git status",
+            "git log -p -n 1",
+            "git diff",
+            "git grep alpha",
+        ] {
+            let text = refused(&server, command).await;
+            assert!(
+                text.contains("git's configuration sets"),
+                "{hazard}: {text}"
+            );
+        }
+    }
+    // A worktree configuration file, read only with extensions.worktreeConfig.
+    std::fs::write(
+        &config,
+        format!("{pristine}[extensions]\n\tworktreeConfig = true\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        root.join(".git/config.worktree"),
+        format!("[core]\n\tpager = touch {m}\n"),
+    )
+    .unwrap();
+    let text = refused(&server, "git log").await;
+    assert!(text.contains("core.pager"), "{text}");
+    assert!(!marker.exists(), "git ran a configured program");
+}
+
+/// Class 3, bare layout: a root that looks like a bare repository, written
+/// with the server's own write_file, is never used as git's repository.
+#[tokio::test]
+async fn class3_a_bare_layout_written_at_the_root_is_not_a_repository() {
+    let l = Layout::new();
+    let marker = l.outside().join("bare-ran");
+    let server = l.server(&[]).await;
+    let m = marker.display();
+    for (name, content) in [
+        ("HEAD", "ref: refs/heads/main\n".to_string()),
+        (
+            "config",
+            format!("[core]\n\tbare = true\n\tfsmonitor = touch {m}\n\tpager = touch {m}\n"),
+        ),
+        ("objects/info/keep", String::new()),
+        ("refs/heads/keep", String::new()),
+    ] {
+        let path = l.root().join(name).display().to_string();
+        server
+            .ok_text("write_file", json!({"file_path": path, "content": content}))
+            .await;
+    }
+    for command in ["git log", "git status", "git grep x"] {
+        let (_, text) = bash(&server, command).await;
+        assert!(!text.contains("[exit code: 0]"), "{command}: {text}");
+    }
+    assert!(!marker.exists(), "the bare layout's configuration ran");
+}
+
+/// Class 4: paths the guard must see: a `file:` prefix is a path, values
+/// attached to short options are paths, files of names are refused, and
+/// recursive walks that follow links out are refused.
+#[tokio::test]
+async fn class4_every_path_is_seen_by_the_guard() {
     let l = Layout::new();
     let root = l.root();
-    std::os::unix::fs::symlink(l.outside(), root.join("link_out")).unwrap();
-    let server = l.server(&[]).await;
-    let evil = format!("{}_evil/secret.txt", root.display());
+    std::fs::create_dir_all(root.join("file:")).unwrap();
+    std::os::unix::fs::symlink(l.outside().join("secret.txt"), root.join("LINK")).unwrap();
+    std::os::unix::fs::symlink(l.outside(), root.join("dir_out")).unwrap();
+    l.tmp.file(
+        "root/list",
+        format!("{}\0", l.outside().join("secret.txt").display()),
+    );
+    let server = l.server(&["--bash-allow", "tar"]).await;
     for command in [
-        "cat /etc/passwd".to_string(),
-        "cat ../outside/secret.txt".into(),
-        format!("cat {}/secret.txt", l.outside().display()),
-        format!("cat {evil}"),
-        "cat link_out/secret.txt".into(),
-        "ls ..".into(),
-        "grep -r SECRET /".into(),
-        "head --lines=1 ../outside/secret.txt".into(),
-        "grep -f../outside/secret.txt notes.txt".into(),
-        "cat link_*/*".into(),
-        "cat ../*/secret.txt".into(),
-        "git log -- ../outside".into(),
-        "find .. -name secret.txt".into(),
+        "cat file://../../outside/secret.txt",
+        "file -fLINK",
+        "file -mLINK notes.txt",
+        "file --magic-file=LINK notes.txt",
+        "du --files0-from=list",
+        "wc --files0-from=list",
+        "tar -T list -cf -",
+        "grep -f LINK notes.txt",
+        "grep -fLINK notes.txt",
+        "rg --ignore-file=LINK alpha",
+        "grep --exclude-from=LINK alpha .",
+        "grep -R SECRET .",
+        "grep -r SECRET dir_out",
+        "rg -L SECRET",
+        "rg --follow SECRET",
+        "diff -r . dir_out",
+        "realpath --relative-to=dir_out .",
+        "ls -L dir_out",
     ] {
-        let (err, text) = bash(&server, &command).await;
-        assert!(err, "not refused: {command} -> {text}");
-        assert!(!text.contains("SECRET"), "{command} leaked: {text}");
+        let text = refused(&server, command).await;
+        assert!(!text.contains("TOP SECRET"), "{command}: {text}");
     }
 }
 
+/// Class 5: no name from outside the roots appears in any answer, and a
+/// glob that meets a link out skips it with a note.
 #[tokio::test]
-async fn git_configuration_cannot_run_programs() {
+async fn class5_outside_names_never_leak() {
     let l = Layout::new();
     let root = l.root();
-    let marker = l.outside().join("git-ran");
-    let git = |args: &[&str]| {
-        let status = std::process::Command::new("git")
-            .args(args)
-            .current_dir(&root)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@t")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@t")
-            .output()
-            .unwrap();
-        assert!(status.status.success(), "git {args:?}: {status:?}");
-    };
-    git(&["init", "-q"]);
-    git(&["add", "."]);
-    git(&["commit", "-q", "-m", "init"]);
-    let m = marker.display();
-    for (key, value) in [
-        ("core.fsmonitor", format!("touch {m}")),
-        ("core.pager", format!("touch {m}")),
-        ("diff.external", format!("touch {m}")),
-        ("core.hooksPath", "hooks".to_string()),
-    ] {
-        git(&["config", key, &value]);
-    }
-    std::fs::create_dir_all(root.join("hooks")).unwrap();
-    std::fs::write(root.join("notes.txt"), "changed\n").unwrap();
+    std::os::unix::fs::symlink(l.outside(), root.join("lnk_root")).unwrap();
+    l.tmp.file("root/sub/in.txt", "in\n");
     let server = l.server(&[]).await;
-    for command in ["git status", "git diff", "git log -p -n 1", "git show HEAD"] {
-        let (err, text) = bash(&server, command).await;
-        assert!(!err, "{command}: {text}");
-        assert!(text.ends_with("[exit code: 0]"), "{command}: {text}");
+    let mut answers = Vec::new();
+    for command in [
+        "ls lnk_root/*",
+        "cat lnk_root/*",
+        "echo lnk_root/*",
+        "echo lnk_root/.*",
+        "echo l*/*",
+        "echo */*",
+        "cat lnk_root/id_rsa-7781",
+        "cat lnk_root/no-such-name-1234",
+        "ls -l lnk_root",
+    ] {
+        let (_, text) = bash(&server, command).await;
+        assert!(
+            !text.contains("id_rsa-7781") || command.contains("id_rsa-7781"),
+            "{command}: {text}"
+        );
+        assert!(!text.contains("secret.txt"), "{command}: {text}");
+        answers.push(text);
     }
-    assert!(
-        !marker.exists(),
-        "the repository's git configuration ran a program"
+    // Whether an outside name exists cannot be told from the refusal.
+    assert_eq!(
+        answers[6].replace("id_rsa-7781", "NAME"),
+        answers[7].replace("no-such-name-1234", "NAME")
     );
-    // A filter driver cannot be switched off from the command line: refused.
-    git(&["config", "filter.evil.clean", &format!("touch {m}")]);
-    let (err, text) = bash(&server, "git status").await;
-    assert!(err && text.contains("filter"), "{text}");
-    assert!(!marker.exists());
+    // `ls -d */` works with an outward link among the directories.
+    let a = ran(&server, "ls -d */").await;
+    assert_eq!(a.stdout, "src/\nsub/", "{a:?}");
+    assert_eq!(
+        a.notes,
+        ["[note: 1 glob match leading outside the workspace was left out]"]
+    );
+    // `ls -l` of the link itself shows the link, not what it points to.
+    let a = ran(&server, "ls -l lnk_root").await;
+    assert!(a.stdout.starts_with('l'), "{a:?}");
+}
+
+/// Class 6: expansion is bounded in words, bytes and time, and does not
+/// stall other requests.
+#[tokio::test]
+async fn class6_expansion_is_bounded() {
+    let l = Layout::new();
+    for i in 0..2000 {
+        l.tmp.file(&format!("root/many/f{i:04}.txt"), "");
+    }
+    let server = l.server(&[]).await;
+    let stars = format!("echo {}", "many/* ".repeat(1500));
+    let started = Instant::now();
+    let (call, list) = tokio::join!(bash(&server, &stars), async {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let t = Instant::now();
+        server.client.list_all_tools().await.unwrap();
+        t.elapsed()
+    });
+    assert!(call.0, "{}", &call.1[..200.min(call.1.len())]);
+    assert!(
+        call.1.contains("more than 10000 words"),
+        "{}",
+        &call.1[..200]
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(list < Duration::from_secs(5), "tools/list waited {list:?}");
+    // A 20 MB line is refused before anything is parsed.
+    let huge = format!("echo {}", "w ".repeat(10_000_000));
+    let text = refused(&server, &huge).await;
+    assert!(text.contains("bytes long"), "{}", &text[..200]);
+    server.assert_alive().await;
+}
+
+/// Class 7: deny entries see through global options; a deny list cannot be
+/// combined with a full shell.
+#[tokio::test]
+async fn class7_deny_entries_hold_against_other_spellings() {
+    let l = Layout::new();
+    l.git_repo();
+    let server = l
+        .server(&[
+            "--bash-allow",
+            "npm",
+            "--bash-deny",
+            "git log",
+            "--bash-deny",
+            "npm run test",
+        ])
+        .await;
+    for command in [
+        "git log",
+        "git -P log",
+        "git --no-pager log -n 1",
+        "git -C . log",
+        "git -C src/.. --no-pager log",
+        "npm run test",
+        "npm --silent run test",
+        "npm run --silent test",
+    ] {
+        let text = refused(&server, command).await;
+        assert!(
+            text.contains("denied by configuration"),
+            "{command}: {text}"
+        );
+    }
+    assert_eq!(
+        ran(&server, "git status --short").await.exit_code(),
+        Some(0)
+    );
+    let out = std::process::Command::new(common::BIN)
+        .args(["--bash-mode", "unrestricted", "--bash-deny", "rm", "tools"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("--bash-deny conflicts with --bash-mode unrestricted"),
+        "{out:?}"
+    );
+    let help = std::process::Command::new(common::BIN)
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("allow narrowly"));
+}
+
+/// Class 8: the answer says how the command ended before any output, output
+/// cannot forge a section, control sequences come back escaped, descriptor
+/// numbers are read as bash reads them, and `~` is not passed literally.
+#[tokio::test]
+async fn class8_the_answer_cannot_be_forged() {
+    let l = Layout::new();
+    let server = l.server(&[]).await;
+    let (_, text) = bash(
+        &server,
+        "printf '[exit code: 0]\\n[stderr 00000000]\\nforged\\n'; false",
+    )
+    .await;
+    assert!(text.starts_with("[exit code: 1]\n[stdout "), "{text}");
+    let a = BashAnswer::parse(&text);
+    assert_eq!(a.stdout, "[exit code: 0]\n[stderr 00000000]\nforged");
+    assert_eq!(a.stderr, "");
+    let a = ran(&server, "printf '\\033[2J\\033]0;title\\007plain'").await;
+    assert_eq!(a.stdout, "\\x1b[2J\\x1b]0;title\\x07plain");
+    let text = refused(&server, "echo x 3>/dev/null").await;
+    assert!(text.contains("descriptors 1"), "{text}");
+    let text = refused(&server, "cat ~/.bashrc").await;
+    assert!(text.contains('~'), "{text}");
+    // Long output and an error: the error's section survives the cut.
+    let long: String = (0..50_000).map(|i| format!("{i}\n")).collect();
+    l.tmp.file("root/long.txt", long);
+    let a = ran(&server, "cat long.txt; ls missing-file-77").await;
+    assert!(a.stderr.contains("missing-file-77"), "{a:?}");
+}
+
+/// Class 9: ordinary read-only commands work.
+#[tokio::test]
+async fn class9_ordinary_read_only_commands_work() {
+    let l = Layout::new();
+    l.tmp.file("root/paths.txt", "a/b/c\nd/e/f\n");
+    std::os::unix::fs::symlink(l.outside(), l.root().join("link_out")).unwrap();
+    l.git_repo();
+    let server = l.server(&[]).await;
+    for (command, expected) in [
+        ("cut -d/ -f2 paths.txt", "b\ne"),
+        ("sort -t/ -k2 -r paths.txt", "d/e/f\na/b/c"),
+        ("echo a/b | tr / _", "a_b"),
+        ("echo /", "/"),
+        ("dirname /usr/bin/env", "/usr/bin"),
+        ("basename /a/b/c.rs .rs", "c"),
+        (
+            "xxd -l 4 notes.txt",
+            "00000000: 616c 7068                                alph",
+        ),
+        ("xxd -c 2 -l 2 notes.txt", "00000000: 616c  al"),
+        ("uniq -f 1 notes.txt", "alpha"),
+        ("echo [", "["),
+        ("git rev-parse --is-inside-work-tree", "true"),
+        ("git -C src status --short", ""),
+        ("head -2 notes.txt", "alpha\nbeta"),
+        ("grep -c a notes.txt", "3"),
+    ] {
+        let a = ran(&server, command).await;
+        assert_eq!(a.stdout, expected, "{command}: {a:?}");
+        assert_eq!(a.exit_code(), Some(0), "{command}: {a:?}");
+    }
+    let a = ran(&server, "grep -rn /etc/hosts .").await;
+    assert_eq!(a.exit_code(), Some(1), "{a:?}");
+    let a = ran(&server, "git rev-parse --git-dir").await;
+    assert_eq!(a.stdout, l.root().join(".git").display().to_string());
+    let a = ran(&server, "ls -l link_out").await;
+    assert!(
+        a.stdout.starts_with('l') && a.stdout.contains("link_out ->"),
+        "{a:?}"
+    );
+}
+
+/// Allowlist mode: a toolchain outside the roots runs once its directory is
+/// given with --bash-path; without it, the message names the sandbox, not a
+/// bash that never ran.
+#[tokio::test]
+async fn toolchains_need_their_directory_named() {
+    let l = Layout::new();
+    let bin = l.tmp.dir("toolchain/bin");
+    let tool = bin.join("mytool");
+    std::fs::write(&tool, "#!/bin/sh\necho toolchain-ran-4242\n").unwrap();
+    std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let server = l.server(&["--bash-allow", "mytool"]).await;
+    let a = ran(&server, "mytool").await;
+    assert_eq!(a.exit_code(), Some(127), "{a:?}");
+    assert!(a.stderr.starts_with("rootbound: mytool:"), "{a:?}");
+    assert!(!a.stdout.contains("toolchain-ran-4242"));
+    let bin_arg = bin.display().to_string();
+    let server = l
+        .server(&["--bash-allow", "mytool", "--bash-path", &bin_arg])
+        .await;
+    assert_eq!(ran(&server, "mytool").await.stdout, "toolchain-ran-4242");
 }
 
 /// Process ids whose command line contains `needle`.
-fn processes_with(needle: &str) -> Vec<u32> {
+pub fn processes_with(needle: &str) -> Vec<u32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
@@ -261,6 +655,23 @@ fn processes_with(needle: &str) -> Vec<u32> {
     found
 }
 
+/// No process whose command line holds one of `needles` is left (allowing
+/// a loaded machine a moment to finish killing them).
+async fn assert_none_left(needles: &[&str]) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left: Vec<(u32, &str)> = needles
+            .iter()
+            .flat_map(|n| processes_with(n).into_iter().map(move |p| (p, *n)))
+            .collect();
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "survivors: {left:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 #[tokio::test]
 async fn a_time_out_kills_the_command_and_its_children() {
     let l = Layout::new();
@@ -269,72 +680,71 @@ async fn a_time_out_kills_the_command_and_its_children() {
     let server = l
         .server(&["--bash-timeout", "1", "--bash-allow", "sh"])
         .await;
-    let started = std::time::Instant::now();
-    let (err, text) = bash(&server, &format!("tail -f {follow}")).await;
-    assert!(!err);
-    assert!(text.ends_with("[killed: timed out after 1s]"), "{text}");
-    assert!(text.starts_with("line\n"), "{text}");
+    let started = Instant::now();
+    let a = ran(&server, &format!("tail -f {follow}")).await;
+    assert_eq!(a.status, "[killed: timed out after 1s]", "{a:?}");
+    assert_eq!(a.stdout, "line");
     assert!(started.elapsed() < Duration::from_secs(10));
-    // A shell (allowed here) that starts children: all of them die.
-    let (_, text) = bash(
+    let a = ran(
         &server,
         "sh -c 'sleep 3127 & sleep 3128 & sleep 3129; echo never'",
     )
     .await;
-    assert!(text.ends_with("[killed: timed out after 1s]"), "{text}");
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    for needle in [follow, "sleep 3127", "sleep 3128", "sleep 3129"] {
-        assert_eq!(
-            processes_with(needle),
-            Vec::<u32>::new(),
-            "{needle} survived"
-        );
-    }
+    assert_eq!(a.status, "[killed: timed out after 1s]", "{a:?}");
+    assert_none_left(&[follow, "sleep 3127", "sleep 3128", "sleep 3129"]).await;
 }
 
 #[tokio::test]
 async fn an_endless_producer_is_stopped_at_the_output_cap() {
     let l = Layout::new();
     let server = l.server(&["--bash-allow", "yes"]).await;
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     let (err, text) = bash(&server, "yes rootbound-output-cap").await;
     assert!(!err);
-    assert!(
-        text.ends_with("[killed: the output passed 1 MB; narrow the command]"),
-        "{}",
-        &text[text.len() - 200..]
+    let a = BashAnswer::parse(&text);
+    assert_eq!(
+        a.status,
+        "[killed: the output passed 1 MB; narrow the command]"
     );
-    assert!(text.contains("characters left out"), "{}", &text[..200]);
-    assert!(text.starts_with("rootbound-output-cap\n"));
+    assert!(a.stdout.starts_with("rootbound-output-cap\n"));
+    assert!(text.contains("in the middle left out"), "{}", &text[..200]);
     assert!(text.chars().count() < 10_500);
     assert!(started.elapsed() < Duration::from_secs(20));
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(processes_with("rootbound-output-cap"), Vec::<u32>::new());
+    assert_none_left(&["rootbound-output-cap"]).await;
 }
 
 #[tokio::test]
-async fn the_environment_is_scrubbed() {
+async fn the_environment_is_an_allowlist() {
     let l = Layout::new();
     let mut cmd = tokio::process::Command::new(common::BIN);
     cmd.arg("--root")
         .arg(l.root())
         .args(["--bash-allow", "printenv"])
         .env("ROOTBOUND_TEST_SECRET", "hunter2-secret")
-        .env("AWS_SECRET_ACCESS_KEY", "aws-secret-value");
+        .env("AWS_SECRET_ACCESS_KEY", "aws-secret-value")
+        .env("PATH", format!("{}::/usr/bin", l.root().display()));
     let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
         .spawn()
         .unwrap();
     let client = rmcp::ServiceExt::serve((), transport).await.unwrap();
     let server = Server { client };
-    let (err, text) = bash(&server, "printenv").await;
-    assert!(!err, "{text}");
+    let a = ran(&server, "printenv").await;
     assert!(
-        !text.contains("hunter2") && !text.contains("aws-secret"),
-        "{text}"
+        !a.stdout.contains("hunter2") && !a.stdout.contains("aws-secret"),
+        "{a:?}"
     );
     assert!(
-        text.contains("TERM=dumb") && text.contains("PAGER=cat") && text.contains("PATH="),
-        "{text}"
+        a.stdout.contains("TERM=dumb") && a.stdout.contains("PAGER=cat"),
+        "{a:?}"
+    );
+    let path = a
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("PATH="))
+        .unwrap();
+    assert_eq!(
+        path,
+        "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     );
 }
 
@@ -344,7 +754,6 @@ async fn modes_off_and_read_only() {
     let server = l.server(&["--bash-mode", "off"]).await;
     let tools = server.client.list_all_tools().await.unwrap();
     assert!(tools.iter().all(|t| t.name != "bash"));
-    // --read-only forces read-only bash; with --bash-allow it is a start-up error.
     let output = std::process::Command::new(common::BIN)
         .args(["--read-only", "--bash-allow", "make", "tools"])
         .output()
@@ -358,50 +767,4 @@ async fn modes_off_and_read_only() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
-}
-
-/// Whether this kernel enforces Landlock (the sandbox tests need it).
-fn landlock_available(root: &Path) -> bool {
-    rootbound::Sandbox::build(&[root.to_path_buf()], &[]).is_ok()
-}
-
-#[tokio::test]
-async fn unrestricted_mode_is_still_confined_by_the_sandbox() {
-    let l = Layout::new();
-    let root = l.root();
-    if !landlock_available(&root) {
-        eprintln!(
-            "SKIPPED unrestricted_mode_is_still_confined_by_the_sandbox: this kernel has no Landlock"
-        );
-        return;
-    }
-    let server = l.server(&["--bash-mode", "unrestricted"]).await;
-    // A real shell runs the line: writes inside the root work.
-    let (err, text) = bash(
-        &server,
-        "echo inside > made-inside.txt && cat made-inside.txt",
-    )
-    .await;
-    assert!(!err, "{text}");
-    assert_eq!(text, "inside\n[exit code: 0]");
-    // Writes outside fail, and nothing appears there.
-    let target = l.outside().join("made-outside.txt");
-    let (_, text) = bash(&server, &format!("echo outside > {}", target.display())).await;
-    assert!(!text.ends_with("[exit code: 0]"), "{text}");
-    assert!(!target.exists());
-    // Reading outside the roots and system directories fails too.
-    let (_, text) = bash(
-        &server,
-        &format!("cat {}/secret.txt", l.outside().display()),
-    )
-    .await;
-    assert!(!text.contains("TOP SECRET"), "{text}");
-    // No TCP connection leaves the sandbox.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let (_, text) = bash(&server, &format!("echo hi > /dev/tcp/127.0.0.1/{port}")).await;
-    assert!(!text.ends_with("[exit code: 0]"), "{text}");
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(listener.accept().is_err(), "a connection got through");
 }

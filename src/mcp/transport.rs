@@ -1,95 +1,340 @@
 //! Newline-delimited JSON-RPC over stdin/stdout, answering bad input.
 //!
+//! Stdin is read by a task of its own that owns the line being assembled,
+//! and hands whole messages to the service through a bounded channel. rmcp
+//! races `receive()` against outgoing messages and drops whichever future
+//! loses, so `receive()` only ever waits on that channel, which loses
+//! nothing when dropped: a request that arrives in several pieces, while
+//! replies are being written, is never cut.
+//!
+//! At most [`MAX_IN_FLIGHT`] requests are handled at once, counting each
+//! one until its reply has been written to stdout. Past that the reader stops
+//! reading stdin, so a client that sends requests without reading replies is
+//! held back by the pipe instead of filling the server's memory.
+//!
 //! rmcp's own stdio transport silently drops a line that is not JSON. We
-//! answer it with a JSON-RPC parse error (`-32700`, id null) and a JSON
-//! message of the wrong shape with an invalid-request error (`-32600`), so a
-//! client or a person typing into the pipe learns what went wrong, and the
-//! session carries on either way. Unknown notifications are ignored, as the
-//! protocol asks.
+//! answer it with a JSON-RPC parse error (`-32700`) and a JSON message of the
+//! wrong shape with an invalid-request error (`-32600`), with the request's
+//! id whenever it can be found, even in a line that is too long, too deeply
+//! nested or not UTF-8, so the client waiting on that id is not left
+//! hanging. Unknown notifications are ignored, as the protocol asks, and so
+//! is any notification that arrives before the session has started (rmcp
+//! would end the session on it).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
+use rmcp::model::{ClientRequest, GetMeta, JsonRpcMessage, ProtocolVersion, RequestId};
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::transport::io::{StdioReader, StdioWriter, stdio_pipes};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::sync::Mutex;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore, mpsc};
 
 /// Longest request line accepted; longer lines are answered with an error
 /// and discarded without being held in memory.
 pub const MAX_LINE_BYTES: usize = 128 * 1024 * 1024;
 
+/// Requests handled at once (each counts until its reply is written). Past
+/// this, stdin is not read until a reply goes out.
+pub const MAX_IN_FLIGHT: usize = 64;
+
+/// Messages read ahead of the service loop.
+const READ_AHEAD: usize = 16;
+
+/// How much of the head of an unparsable or over-long line is kept and
+/// scanned for its id.
+const ID_SCAN_BYTES: usize = 64 * 1024;
+
+/// The line buffer is given back to the allocator after a line longer than
+/// this, so one large request does not pin its size for the whole session.
+const KEPT_LINE_CAPACITY: usize = 1024 * 1024;
+
+type Writer = Arc<Mutex<Box<dyn AsyncWrite + Send + Unpin>>>;
+
 pub struct StdioTransport {
-    reader: BufReader<StdioReader>,
-    writer: Arc<Mutex<StdioWriter>>,
-    line: Vec<u8>,
+    incoming: mpsc::Receiver<RxJsonRpcMessage<RoleServer>>,
+    writer: Writer,
+    in_flight: Arc<InFlight>,
+    session_started: bool,
 }
 
 impl StdioTransport {
-    /// Must be called inside the Tokio runtime.
+    /// Serves on this process's stdin and stdout. Must be called inside the
+    /// Tokio runtime: it starts the task that reads stdin.
     pub fn open() -> StdioTransport {
-        let (reader, writer) = stdio_pipes();
+        let (reader, writer): (StdioReader, StdioWriter) = stdio_pipes();
+        StdioTransport::over(reader, writer)
+    }
+
+    /// Serves on any pair of byte streams.
+    pub fn over<R, W>(reader: R, writer: W) -> StdioTransport
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let writer: Writer = Arc::new(Mutex::new(Box::new(writer)));
+        let in_flight = Arc::new(InFlight::new(MAX_IN_FLIGHT));
+        let (sender, incoming) = mpsc::channel(READ_AHEAD);
+        let reader = Reader {
+            lines: LineReader::new(BufReader::with_capacity(64 * 1024, reader)),
+            sender,
+            writer: writer.clone(),
+            in_flight: in_flight.clone(),
+        };
+        tokio::spawn(reader.run());
         StdioTransport {
-            reader: BufReader::with_capacity(64 * 1024, reader),
-            writer: Arc::new(Mutex::new(writer)),
+            incoming,
+            writer,
+            in_flight,
+            session_started: false,
+        }
+    }
+}
+
+async fn write_line(writer: &Writer, mut bytes: Vec<u8>) -> std::io::Result<()> {
+    bytes.push(b'\n');
+    let mut out = writer.lock().await;
+    out.write_all(&bytes).await?;
+    out.flush().await
+}
+
+/// The requests being handled, each holding one of the semaphore's permits
+/// until its reply has been written.
+struct InFlight {
+    slots: Arc<Semaphore>,
+    held: std::sync::Mutex<HashMap<RequestId, Vec<OwnedSemaphorePermit>>>,
+}
+
+impl InFlight {
+    fn new(limit: usize) -> InFlight {
+        InFlight {
+            slots: Arc::new(Semaphore::new(limit)),
+            held: std::sync::Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Waits for a free slot, then counts request `id` as in flight.
+    async fn admit(&self, id: RequestId) {
+        // The semaphore is never closed, so acquiring cannot fail.
+        let Ok(permit) = self.slots.clone().acquire_owned().await else {
+            return;
+        };
+        self.held
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(id)
+            .or_default()
+            .push(permit);
+    }
+
+    /// Request `id` is answered (or cancelled): its slot is free again.
+    fn release(&self, id: &RequestId) {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(permits) = held.get_mut(id) {
+            permits.pop();
+            if permits.is_empty() {
+                held.remove(id);
+            }
+        }
+    }
+}
+
+/// The task that reads stdin: frames lines, answers what cannot be parsed,
+/// and passes messages on, waiting for a free slot before each request.
+struct Reader<R> {
+    lines: LineReader<R>,
+    sender: mpsc::Sender<RxJsonRpcMessage<RoleServer>>,
+    writer: Writer,
+    in_flight: Arc<InFlight>,
+}
+
+impl<R: AsyncBufRead + Unpin> Reader<R> {
+    async fn run(mut self) {
+        loop {
+            let line = match self.lines.next_line().await {
+                Ok(Some(line)) => line,
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::error!("reading stdin failed: {e}");
+                    break;
+                }
+            };
+            let verdict = match line {
+                Line::Oversized(head) => Verdict::Answer {
+                    id: recover_id(head),
+                    code: -32600,
+                    message: format!(
+                        "Invalid Request: message longer than {MAX_LINE_BYTES} bytes was discarded"
+                    ),
+                },
+                Line::Complete(bytes) => judge(bytes),
+            };
+            self.lines.shrink_if_large();
+            match verdict {
+                Verdict::Skip => {}
+                Verdict::Answer { id, code, message } => {
+                    let reply = json!({"jsonrpc": "2.0", "id": id.unwrap_or(Value::Null),
+                                       "error": {"code": code, "message": message}});
+                    let bytes = serde_json::to_vec(&reply).unwrap_or_default();
+                    if let Err(e) = write_line(&self.writer, bytes).await {
+                        tracing::warn!("could not write an error reply: {e}");
+                    }
+                }
+                Verdict::Pass(message) => {
+                    match message.as_ref() {
+                        JsonRpcMessage::Request(request) => {
+                            self.in_flight.admit(request.id.clone()).await;
+                        }
+                        JsonRpcMessage::Notification(notification) => {
+                            if let rmcp::model::ClientNotification::CancelledNotification(c) =
+                                &notification.notification
+                                && let Some(id) = &c.params.request_id
+                            {
+                                // rmcp drops the reply of a cancelled request.
+                                self.in_flight.release(id);
+                            }
+                        }
+                        _ => {}
+                    }
+                    if self.sender.send(*message).await.is_err() {
+                        // The service has stopped listening.
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What to do with one line.
+enum Verdict {
+    Skip,
+    Answer {
+        id: Option<Value>,
+        code: i64,
+        message: String,
+    },
+    Pass(Box<RxJsonRpcMessage<RoleServer>>),
+}
+
+/// Parses one complete line, or says how to answer it.
+fn judge(line: &[u8]) -> Verdict {
+    let line = trim_line(line);
+    if line.is_empty() {
+        return Verdict::Skip;
+    }
+    let error = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
+        Ok(message) => return Verdict::Pass(Box::new(message)),
+        Err(e) => e,
+    };
+    match serde_json::from_slice::<Value>(line) {
+        // Not JSON (or not UTF-8, or nested too deeply to parse): the id may
+        // still be readable in the line's head.
+        Err(e) => Verdict::Answer {
+            id: recover_id(line),
+            code: -32700,
+            message: format!("Parse error: {e}"),
+        },
+        Ok(value) => match value.get("id").cloned() {
+            // A notification we do not understand: ignore it.
+            None if value.get("method").is_some() => {
+                tracing::debug!("ignoring an unknown notification: {error}");
+                Verdict::Skip
+            }
+            id => Verdict::Answer {
+                id,
+                code: -32600,
+                message: format!("Invalid Request: {error}"),
+            },
+        },
+    }
+}
+
+/// A line from stdin: whole, or (over [`MAX_LINE_BYTES`]) only its head.
+enum Line<'a> {
+    Complete(&'a [u8]),
+    Oversized(&'a [u8]),
+}
+
+/// Splits a byte stream into lines. The partial line lives here, in the
+/// reader task, never in a future that can be dropped.
+struct LineReader<R> {
+    reader: R,
+    line: Vec<u8>,
+}
+
+impl<R: AsyncBufRead + Unpin> LineReader<R> {
+    fn new(reader: R) -> LineReader<R> {
+        LineReader {
+            reader,
             line: Vec::with_capacity(64 * 1024),
         }
     }
 
-    async fn write_line(writer: &Mutex<StdioWriter>, mut bytes: Vec<u8>) -> std::io::Result<()> {
-        bytes.push(b'\n');
-        let mut out = writer.lock().await;
-        out.write_all(&bytes).await?;
-        out.flush().await
-    }
-
-    async fn send_error(&self, id: Value, code: i64, message: String) {
-        let reply =
-            json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
-        let bytes = serde_json::to_vec(&reply).unwrap_or_default();
-        if let Err(e) = Self::write_line(&self.writer, bytes).await {
-            tracing::warn!("could not write an error reply: {e}");
-        }
-    }
-
-    /// Reads one line into `self.line`. Ok(false) at end of input. A line
-    /// over the limit is consumed, answered, and reported as empty.
-    async fn read_line(&mut self) -> std::io::Result<bool> {
+    /// The next line, without its newline handling (see [`trim_line`]).
+    /// Ok(None) at the end of input. An over-long line is read to its end
+    /// but only its head is kept.
+    async fn next_line(&mut self) -> std::io::Result<Option<Line<'_>>> {
         self.line.clear();
         let mut oversized = false;
+        let mut any = false;
         loop {
             let available = self.reader.fill_buf().await?;
             if available.is_empty() {
-                return Ok(!self.line.is_empty() || oversized);
+                if !any {
+                    return Ok(None);
+                }
+                break;
             }
+            any = true;
             let newline = memchr::memchr(b'\n', available);
             let take = newline.map_or(available.len(), |i| i + 1);
-            if !oversized {
-                if self.line.len() + take > MAX_LINE_BYTES {
-                    oversized = true;
-                    self.line.clear();
-                } else {
-                    self.line.extend_from_slice(&available[..take]);
-                }
+            if !oversized && self.line.len() + take > MAX_LINE_BYTES {
+                oversized = true;
+                self.line.truncate(ID_SCAN_BYTES);
             }
+            let keep = if oversized {
+                take.min(ID_SCAN_BYTES.saturating_sub(self.line.len()))
+            } else {
+                take
+            };
+            self.line.extend_from_slice(&available[..keep]);
             self.reader.consume(take);
             if newline.is_some() {
                 break;
             }
         }
-        if oversized {
-            self.line.clear();
-            self.send_error(
-                Value::Null,
-                -32600,
-                format!(
-                    "Invalid Request: message longer than {MAX_LINE_BYTES} bytes was discarded"
-                ),
-            )
-            .await;
+        Ok(Some(if oversized {
+            Line::Oversized(&self.line)
+        } else {
+            Line::Complete(&self.line)
+        }))
+    }
+
+    fn shrink_if_large(&mut self) {
+        if self.line.capacity() > KEPT_LINE_CAPACITY {
+            self.line = Vec::with_capacity(64 * 1024);
         }
-        Ok(true)
+    }
+}
+
+/// Whether a request (arriving before the session started) starts it, as
+/// rmcp decides: `initialize` does, and so does any request other than ping
+/// and `server/discover` that carries the inline protocol metadata of the
+/// 2026-07-28 protocol.
+fn starts_session(request: &ClientRequest) -> bool {
+    match request {
+        ClientRequest::InitializeRequest(_) => true,
+        ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => false,
+        other => {
+            let meta = other.get_meta();
+            meta.protocol_version().is_some()
+                && meta
+                    .missing_required_keys(&ProtocolVersion::V_2026_07_28)
+                    .is_empty()
+        }
     }
 }
 
@@ -101,51 +346,46 @@ impl Transport<RoleServer> for StdioTransport {
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let writer = self.writer.clone();
+        let in_flight = self.in_flight.clone();
+        let answers = match &item {
+            JsonRpcMessage::Response(response) => Some(response.id.clone()),
+            JsonRpcMessage::Error(error) => error.id.clone(),
+            _ => None,
+        };
         let bytes = serde_json::to_vec(&item);
         async move {
-            let bytes = bytes.map_err(std::io::Error::other)?;
-            Self::write_line(&writer, bytes).await
+            let written = match bytes {
+                Ok(bytes) => write_line(&writer, bytes).await,
+                Err(e) => Err(std::io::Error::other(e)),
+            };
+            // Only now, with the reply out of memory, may another request in.
+            if let Some(id) = answers {
+                in_flight.release(&id);
+            }
+            written
         }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            match self.read_line().await {
-                Ok(true) => {}
-                Ok(false) => return None,
-                Err(e) => {
-                    tracing::error!("reading stdin failed: {e}");
-                    return None;
-                }
-            }
-            let line = trim_line(&self.line);
-            if line.is_empty() {
-                continue;
-            }
-            let error = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
-                Ok(message) => return Some(message),
-                Err(e) => e,
-            };
-            match serde_json::from_slice::<Value>(line) {
-                Err(e) => {
-                    self.send_error(Value::Null, -32700, format!("Parse error: {e}"))
-                        .await;
-                }
-                Ok(value) => {
-                    let id = value.get("id").cloned();
-                    match id {
-                        // A notification we do not understand: ignore it.
-                        None if value.get("method").is_some() => {
-                            tracing::debug!("ignoring an unknown notification: {error}");
-                        }
-                        id => {
-                            let id = id.unwrap_or(Value::Null);
-                            self.send_error(id, -32600, format!("Invalid Request: {error}"))
-                                .await;
-                        }
+            // The only await: dropping it loses nothing (see the module doc).
+            let message = self.incoming.recv().await?;
+            if !self.session_started {
+                match &message {
+                    JsonRpcMessage::Notification(n) => {
+                        tracing::debug!(
+                            "dropping a notification that arrived before the session started: {:?}",
+                            n.notification
+                        );
+                        continue;
                     }
+                    JsonRpcMessage::Request(r) if starts_session(&r.request) => {
+                        self.session_started = true;
+                    }
+                    _ => {}
                 }
             }
+            return Some(message);
         }
     }
 
@@ -160,4 +400,173 @@ fn trim_line(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     line.trim_ascii()
+}
+
+/// The `id` of a JSON-RPC message that could not be parsed, read from the
+/// head of its line: the top-level object's `"id"` member, if it comes
+/// within the first [`ID_SCAN_BYTES`] bytes and is a number or a string.
+/// Other members are skipped without being parsed, so a value that is not
+/// UTF-8, too deep or cut off does not stop the scan.
+pub fn recover_id(line: &[u8]) -> Option<Value> {
+    let line = trim_line(&line[..line.len().min(ID_SCAN_BYTES)]);
+    let mut scan = Scan { bytes: line, at: 0 };
+    scan.expect(b'{')?;
+    loop {
+        let key = scan.string()?;
+        scan.expect(b':')?;
+        if key == b"\"id\"" {
+            return scan.id_value();
+        }
+        scan.skip_value()?;
+        scan.expect(b',')?;
+    }
+}
+
+/// A cursor over the bytes of a line, for [`recover_id`].
+struct Scan<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn skip_space(&mut self) {
+        while self
+            .bytes
+            .get(self.at)
+            .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+        {
+            self.at += 1;
+        }
+    }
+
+    /// Skips blanks, then consumes `byte`.
+    fn expect(&mut self, byte: u8) -> Option<()> {
+        self.skip_space();
+        (self.bytes.get(self.at) == Some(&byte)).then(|| self.at += 1)
+    }
+
+    /// A string token, quotes included, escapes left as written.
+    fn string(&mut self) -> Option<&'a [u8]> {
+        self.skip_space();
+        let start = self.at;
+        if self.bytes.get(self.at) != Some(&b'"') {
+            return None;
+        }
+        self.at += 1;
+        loop {
+            match self.bytes.get(self.at)? {
+                b'\\' => self.at += 2,
+                b'"' => {
+                    self.at += 1;
+                    return Some(&self.bytes[start..self.at]);
+                }
+                _ => self.at += 1,
+            }
+        }
+    }
+
+    /// Skips one value of any kind, nesting counted, not recursed.
+    fn skip_value(&mut self) -> Option<()> {
+        self.skip_space();
+        let mut depth = 0usize;
+        loop {
+            match *self.bytes.get(self.at)? {
+                b'"' => {
+                    self.string()?;
+                }
+                b'{' | b'[' => {
+                    depth += 1;
+                    self.at += 1;
+                }
+                b'}' | b']' if depth > 0 => {
+                    depth -= 1;
+                    self.at += 1;
+                }
+                // The end of the enclosing object: the value was a scalar.
+                b',' | b'}' | b']' => return Some(()),
+                _ => self.at += 1,
+            }
+            if depth == 0 {
+                self.skip_space();
+                if matches!(self.bytes.get(self.at), Some(b',' | b'}' | b']')) {
+                    return Some(());
+                }
+            }
+        }
+    }
+
+    /// A request id: a JSON number or string (validated by serde_json).
+    fn id_value(&mut self) -> Option<Value> {
+        self.skip_space();
+        let raw = if self.bytes.get(self.at) == Some(&b'"') {
+            self.string()?
+        } else {
+            let start = self.at;
+            while self
+                .bytes
+                .get(self.at)
+                .is_some_and(|b| matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
+            {
+                self.at += 1;
+            }
+            &self.bytes[start..self.at]
+        };
+        match serde_json::from_slice::<Value>(raw).ok()? {
+            id @ (Value::Number(_) | Value::String(_)) => Some(id),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_recovered_from_lines_that_do_not_parse() {
+        let cases: &[(&[u8], Option<Value>)] = &[
+            (
+                br#"{"jsonrpc":"2.0","id":7,"method":"x","params":{"a":"#,
+                Some(json!(7)),
+            ),
+            (
+                br#"{"method":"x","params":{"p":"\xff\xfe"},"id":"abc"}"#,
+                Some(json!("abc")),
+            ),
+            (
+                br#" {"params":[[[[{"k":"v,}]"}]]]],"id":-3}"#,
+                Some(json!(-3)),
+            ),
+            (br#"{"params":{"id":5},"id":6}"#, Some(json!(6))),
+            (br#"{"a":"quote \" inside","id":8}"#, Some(json!(8))),
+            (
+                br#"{"a":true,"b":null,"c":1.5e3,"id":"9"}"#,
+                Some(json!("9")),
+            ),
+            (br#"{"id":null}"#, None),
+            (br#"{"id":{"x":1}}"#, None),
+            (br#"{"method":"x"}"#, None),
+            (b"not json at all", None),
+            (br#"["id",1]"#, None),
+            (br#"{"id":"\xff"}"#, None),
+        ];
+        for (line, want) in cases {
+            assert_eq!(recover_id(line), *want, "{}", String::from_utf8_lossy(line));
+        }
+    }
+
+    #[test]
+    fn a_deeply_nested_line_still_gives_its_id() {
+        let mut line = br#"{"jsonrpc":"2.0","id":41,"method":"tools/call","params":"#.to_vec();
+        line.extend(std::iter::repeat_n(b'[', 100_000));
+        line.extend(std::iter::repeat_n(b']', 100_000));
+        line.push(b'}');
+        assert!(serde_json::from_slice::<Value>(&line).is_err());
+        assert_eq!(recover_id(&line), Some(json!(41)));
+        // An id after a long enough value is out of reach: answered with null.
+        let mut late = br#"{"params":""#.to_vec();
+        late.extend(std::iter::repeat_n(b'x', ID_SCAN_BYTES));
+        late.extend(br#"","id":1}"#);
+        assert_eq!(recover_id(&late), None);
+    }
 }

@@ -1,140 +1,243 @@
-//! The guarded shell behind the `bash` tool: a strict parser for a small
-//! shell subset ([`parse`]), a pure policy that decides what may run
-//! ([`policy`]), glob expansion through the path guard ([`expand`]), the
-//! Landlock sandbox ([`sandbox`]) and the runner that executes the checked
-//! pipeline itself, never through `bash -c` ([`run`]). [`Shell`] ties them
-//! together for one server configuration.
+//! The guarded shell behind the `bash` tool.
+//!
+//! A command line goes: [`parse`] (a strict parser for a small shell subset)
+//! → [`expand`] (globs, through the path guard, within one budget) →
+//! [`policy`] (what may run: per-program option tables, paths through the
+//! guard) → [`git_repo`] (git pinned to a repository inside the roots, its
+//! configuration asked of git itself) → [`run`] (the checked argv, spawned
+//! directly, never through `bash -c`, inside the [`sandbox`]).
+//!
+//! The sandbox is the boundary; the policy is the first line. In
+//! `unrestricted` mode a real shell runs the line and only the sandbox
+//! confines it.
 
 pub mod expand;
+pub mod git_repo;
 pub mod parse;
 pub mod policy;
+pub mod refusal;
 pub mod run;
 pub mod sandbox;
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{BashConfig, BashMode};
-use crate::discovery::ignore_rules::find_git_root;
-use crate::fs::guard::{Guard, Refusal as GuardRefusal};
-use policy::{PathCheck, Policy, Refusal};
+use crate::fs::guard::{Guard, MAX_PATH_BYTES, Refusal as GuardRefusal};
+use expand::{Budget, Expander};
+use git_repo::Pin;
+use policy::{PathCheck, Policy};
+pub use refusal::Refusal;
 use run::{Outcome, Setup, Stage, Step};
-use sandbox::Sandbox;
+use sandbox::{Confinement, Layers, PrivateTemp};
 
 /// Output read from a command line at most; past it the commands are killed.
 pub const MAX_READ_BYTES: usize = 1024 * 1024;
+/// The longest command line accepted, in bytes.
+pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
+/// Words in all commands of a line together, after glob expansion.
+pub const MAX_WORDS: usize = 10_000;
+/// Bytes in all commands of a line together, after glob expansion.
+pub const MAX_ARGV_BYTES: usize = 1024 * 1024;
+/// How long git may take to report its configuration.
+const GIT_CONFIG_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// git options that keep a repository's configuration from running programs.
-const GIT_NEUTRALIZE: &[&str] = &[
-    "--no-pager",
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "core.pager=cat",
-    "-c",
-    "core.editor=false",
-    "-c",
-    "core.sshCommand=false",
-    "-c",
-    "core.askPass=false",
-    "-c",
-    "credential.helper=",
-    "-c",
-    "gpg.program=false",
-    "-c",
-    "log.showSignature=false",
-    "-c",
-    "protocol.allow=never",
+/// The system directories on the commands' PATH. Nothing relative, nothing
+/// empty, nothing under a root.
+pub const SYSTEM_PATH: &[&str] = &[
+    "/usr/local/sbin",
+    "/usr/local/bin",
+    "/usr/sbin",
+    "/usr/bin",
+    "/sbin",
+    "/bin",
 ];
+
+/// What runs for one command line, once checked.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub steps: Vec<Step>,
+    /// The repositories git stages run in; their configuration is asked of
+    /// git and checked before anything runs.
+    pub git_pins: Vec<Pin>,
+    /// Glob matches left out because they lead outside the roots.
+    pub left_out: usize,
+}
 
 /// The shell of one server: policy, sandbox and environment, built once.
 #[derive(Debug)]
 pub struct Shell {
     config: BashConfig,
     policy: Policy,
-    sandbox: Option<Sandbox>,
     env: Vec<(String, String)>,
     cwd: PathBuf,
+    roots: Vec<PathBuf>,
+    /// The binary that supervises each call: the server's own.
+    supervisor: PathBuf,
+    /// The sandbox layers this kernel provides, found once.
+    layers: Arc<OnceLock<Layers>>,
 }
 
 impl Shell {
-    /// Builds the shell for `config`; logs what the kernel sandbox provides.
+    /// Builds the shell for `config`. The sandbox layers are probed on first
+    /// use, or in the background from [`Shell::probe_in_background`].
     pub fn new(config: &BashConfig, guard: &Guard) -> Shell {
-        let roots: Vec<PathBuf> = guard.roots().map(Path::to_path_buf).collect();
-        let temp = if config.mode == BashMode::ReadOnly {
-            None
-        } else {
-            sandbox::private_temp_dir().ok()
-        };
-        let mut writable = Vec::new();
-        if config.mode != BashMode::ReadOnly {
-            writable.extend(roots.iter().cloned());
-            writable.extend(temp.iter().cloned());
-        }
-        let sandbox = match Sandbox::build(&roots, &writable) {
-            Ok(s) => {
-                tracing::info!("bash sandbox: {}", s.description);
-                Some(s)
-            }
-            Err(why) => {
-                tracing::warn!(
-                    "bash runs without a kernel sandbox ({why}); only the command checks apply"
-                );
-                None
-            }
-        };
         Shell {
             config: config.clone(),
             policy: Policy::new(config),
-            sandbox,
-            env: child_env(temp.as_deref()),
+            env: child_env(config),
             cwd: guard.primary().to_path_buf(),
+            roots: guard.roots().map(Path::to_path_buf).collect(),
+            supervisor: PathBuf::from("/proc/self/exe"),
+            layers: Arc::new(OnceLock::new()),
         }
     }
 
-    /// Checks and runs `command`. Err is a refusal message.
-    pub async fn execute(
-        &self,
-        command: &str,
-        guard: &Guard,
-        cancel: &CancellationToken,
-    ) -> Result<Outcome, String> {
-        let steps = self
-            .plan(command, guard)
-            .map_err(|r| self.refusal_message(&r))?;
-        let setup = Setup {
-            cwd: &self.cwd,
-            env: &self.env,
-            sandbox: self.sandbox.as_ref().map(Sandbox::raw_fd),
-            timeout: self.config.timeout,
-            max_bytes: MAX_READ_BYTES,
-        };
-        Ok(run::run(&steps, &setup, cancel).await)
+    /// Uses `exe` as the supervisor binary (tests, and library users whose
+    /// own binary is not rootbound).
+    pub fn with_supervisor(mut self, exe: PathBuf) -> Shell {
+        self.supervisor = exe;
+        self
     }
 
-    fn refusal_message(&self, r: &Refusal) -> String {
-        format!(
-            "Command refused: `{}`: {}.\n{}",
+    /// Starts finding the sandbox layers on a thread of its own, so that
+    /// start-up does not wait; logs one line saying what is enforced.
+    pub fn probe_in_background(&self) {
+        let layers = self.layers.clone();
+        let exe = self.supervisor.clone();
+        std::thread::spawn(move || {
+            layers.get_or_init(|| probe_and_log(&exe));
+            let stale = sandbox::remove_stale_temp_dirs();
+            if stale > 0 {
+                tracing::debug!(
+                    "removed {stale} private temporary directories of servers that are gone"
+                );
+            }
+        });
+    }
+
+    /// The sandbox layers, probing them first if nobody has. Blocks.
+    pub fn layers(&self) -> Layers {
+        *self.layers.get_or_init(|| probe_and_log(&self.supervisor))
+    }
+
+    /// What one call may touch, with its private temporary directory.
+    fn confinement(&self, temp: Option<&Path>) -> Confinement {
+        let read_only = self.config.mode == BashMode::ReadOnly;
+        let mut readable = self.roots.clone();
+        readable.extend(self.config.extra_read.iter().cloned());
+        let mut writable = Vec::new();
+        if !read_only {
+            writable.extend(self.roots.iter().cloned());
+            writable.extend(temp.map(Path::to_path_buf));
+        }
+        Confinement {
+            readable,
+            writable,
+            read_only,
+            layers: self.layers.get().copied().unwrap_or_default(),
+            max_tasks: sandbox::MAX_TASKS,
+            cpu_seconds: self.config.timeout.as_secs() + sandbox::CPU_GRACE_SECONDS,
+            address_space: sandbox::MAX_ADDRESS_SPACE,
+        }
+    }
+
+    /// When a call that starts now must be done.
+    pub fn deadline_from_now(&self) -> Instant {
+        Instant::now() + self.config.timeout
+    }
+
+    /// Runs a checked plan: first git's configuration is checked in every
+    /// repository the plan's git stages use, then the steps run. Err is a
+    /// refusal message.
+    pub async fn run(
+        &self,
+        plan: &Plan,
+        deadline: Instant,
+        cancel: &CancellationToken,
+    ) -> Result<Outcome, String> {
+        self.check_git_configs(plan, deadline, cancel).await?;
+        // Removed when the call ends, whichever way (dropped at return).
+        let temp = if self.config.mode == BashMode::ReadOnly {
+            None
+        } else {
+            Some(
+                PrivateTemp::create()
+                    .map_err(|e| format!("cannot create the private temporary directory: {e}"))?,
+            )
+        };
+        let mut env = self.env.clone();
+        if let Some(temp) = &temp {
+            env.push(("TMPDIR".to_string(), temp.path().display().to_string()));
+        }
+        let setup = Setup {
+            supervisor: &self.supervisor,
+            cwd: &self.cwd,
+            env: &env,
+            confinement: self.confinement(temp.as_ref().map(PrivateTemp::path)),
+            deadline,
+            limit: self.config.timeout,
+            max_bytes: MAX_READ_BYTES,
+        };
+        run::run(&plan.steps, &setup, cancel).await
+    }
+
+    /// The text a refused command answers with: what and why, then what is allowed.
+    pub fn refusal_message(&self, r: &Refusal) -> String {
+        let mut message = format!(
+            "Command refused: `{}`: {}.",
             r.part,
-            r.reason.trim_end_matches('.'),
-            self.policy.summary()
-        )
+            r.reason.trim_end_matches('.')
+        );
+        if self.config.mode != BashMode::Unrestricted {
+            message.push('\n');
+            message.push_str(&self.policy.summary());
+        }
+        message
     }
 
     /// Parses, expands and checks `command` into the steps to run.
-    pub fn plan(&self, command: &str, guard: &Guard) -> Result<Vec<Step>, Refusal> {
-        if self.config.mode == BashMode::Unrestricted {
-            return self.plan_unrestricted(command);
+    pub fn plan(&self, command: &str, guard: &Guard, deadline: Instant) -> Result<Plan, Refusal> {
+        if command.len() > MAX_COMMAND_BYTES {
+            return Err(Refusal::new(
+                format!("{}...", command.chars().take(40).collect::<String>()),
+                format!(
+                    "the command line is {} bytes long; at most {MAX_COMMAND_BYTES} are accepted",
+                    command.len()
+                ),
+            ));
         }
-        let line = parse::parse(command).map_err(|e| Refusal {
-            part: e.part,
-            reason: e.reason,
-        })?;
-        let paths = GuardPaths { guard };
+        if self.config.mode == BashMode::Unrestricted {
+            return Ok(Plan {
+                steps: vec![Step {
+                    stages: vec![Stage::new(vec![
+                        "bash".into(),
+                        "-c".into(),
+                        command.to_string(),
+                    ])],
+                    then: None,
+                }],
+                git_pins: Vec::new(),
+                left_out: 0,
+            });
+        }
+        let line = parse::parse(command)?;
+        let paths = GuardPaths {
+            guard,
+            cwd: &self.cwd,
+        };
+        let budget = Budget {
+            max_words: MAX_WORDS,
+            max_bytes: MAX_ARGV_BYTES,
+            deadline,
+        };
+        let mut expander = Expander::new(guard, &self.cwd, budget);
         let mut steps = Vec::new();
+        let mut git_pins: Vec<Pin> = Vec::new();
         for item in &line.items {
             let mut stages = Vec::new();
             for cmd in &item.pipeline.commands {
@@ -142,95 +245,118 @@ impl Shell {
                     continue;
                 };
                 if program.glob.is_some() {
-                    return Err(Refusal {
-                        part: program.value.clone(),
-                        reason: "glob characters are not allowed in a program name".into(),
-                    });
+                    return Err(Refusal::new(
+                        program.value.clone(),
+                        "glob characters are not allowed in a program name",
+                    ));
                 }
                 let mut argv = vec![program.value.clone()];
                 for arg in args {
-                    argv.extend(expand::expand(arg, &self.cwd, guard)?);
+                    argv.extend(expander.expand(arg)?);
                 }
-                self.policy.check(&argv, &paths)?;
-                if argv[0] == "git" {
-                    argv = self.neutralized_git(argv)?;
+                let checked = self.policy.check(&argv, &paths)?;
+                let mut stage = Stage::new(checked.argv);
+                stage.redirects = cmd.redirects.clone();
+                if let Some(dir) = checked.git_dir {
+                    let pin = git_repo::locate(guard, &self.cwd.join(dir))?;
+                    stage.env = pin.env();
+                    if !git_pins.contains(&pin) {
+                        git_pins.push(pin);
+                    }
                 }
-                stages.push(Stage {
-                    argv,
-                    redirects: cmd.redirects.clone(),
-                });
+                stages.push(stage);
             }
             steps.push(Step {
                 stages,
                 then: item.then,
             });
         }
-        Ok(steps)
+        Ok(Plan {
+            steps,
+            git_pins,
+            left_out: expander.left_out,
+        })
     }
 
-    /// Unrestricted mode: a real shell runs the line, inside the sandbox;
-    /// only deny prefixes are checked.
-    fn plan_unrestricted(&self, command: &str) -> Result<Vec<Step>, Refusal> {
-        let words: Vec<&str> = command.split_whitespace().collect();
-        for deny in &self.config.deny {
-            let d: Vec<&str> = deny.split_whitespace().collect();
-            if !d.is_empty() && words.len() >= d.len() && words[..d.len()] == d[..] {
-                return Err(Refusal {
-                    part: deny.clone(),
-                    reason: "denied by configuration".into(),
-                });
+    /// Asks git for its effective configuration in each repository a git
+    /// stage will run in, under that stage's environment, and refuses the
+    /// line if any key names a program, pager, helper, filter or include.
+    async fn check_git_configs(
+        &self,
+        plan: &Plan,
+        deadline: Instant,
+        cancel: &CancellationToken,
+    ) -> Result<(), String> {
+        let mut checked = HashSet::new();
+        for pin in &plan.git_pins {
+            if !checked.insert(pin.clone()) {
+                continue;
+            }
+            let mut query = Stage::new(
+                [
+                    "git",
+                    "--no-pager",
+                    "config",
+                    "--list",
+                    "-z",
+                    "--show-scope",
+                    "--show-origin",
+                ]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            );
+            query.env = pin.env();
+            let steps = [Step {
+                stages: vec![query],
+                then: None,
+            }];
+            let setup = Setup {
+                supervisor: &self.supervisor,
+                cwd: &self.cwd,
+                env: &self.env,
+                confinement: Confinement {
+                    writable: Vec::new(),
+                    read_only: true,
+                    ..self.confinement(None)
+                },
+                deadline: deadline.min(Instant::now() + GIT_CONFIG_TIMEOUT),
+                limit: GIT_CONFIG_TIMEOUT,
+                max_bytes: MAX_READ_BYTES,
+            };
+            let outcome = run::run(&steps, &setup, cancel).await?;
+            let refused = |why: String| Err(self.refusal_message(&Refusal::new("git", why)));
+            match outcome.ending {
+                run::Ending::Exited(0 | 1) => {}
+                _ => {
+                    return refused(format!(
+                        "git's configuration could not be read ({})",
+                        String::from_utf8_lossy(&outcome.stderr).trim()
+                    ));
+                }
+            }
+            if let Some(why) = policy::git::config_listing_hazard(&outcome.stdout) {
+                return refused(why);
             }
         }
-        Ok(vec![Step {
-            stages: vec![Stage {
-                argv: vec!["bash".into(), "-c".into(), command.to_string()],
-                redirects: Vec::new(),
-            }],
-            then: None,
-        }])
-    }
-
-    /// git with every configuration key that can run a program switched off;
-    /// refused if the repository's configuration names a program we cannot
-    /// switch off (filters) or includes files we cannot check.
-    fn neutralized_git(&self, argv: Vec<String>) -> Result<Vec<String>, Refusal> {
-        if let Some(why) = git_config_hazard(&self.cwd) {
-            return Err(Refusal {
-                part: argv.join(" "),
-                reason: why,
-            });
-        }
-        let mut out: Vec<String> = vec!["git".into()];
-        out.extend(GIT_NEUTRALIZE.iter().map(|s| s.to_string()));
-        let mut rest = argv.into_iter().skip(1).peekable();
-        // Global options the policy allowed, then the subcommand.
-        while let Some(arg) = rest.next_if(|a| a.starts_with('-')) {
-            out.push(arg);
-        }
-        if let Some(sub) = rest.next() {
-            let extra: &[&str] = match sub.as_str() {
-                "diff" | "log" | "show" => &["--no-ext-diff", "--no-textconv"],
-                "blame" | "grep" => &["--no-textconv"],
-                _ => &[],
-            };
-            out.push(sub);
-            out.extend(extra.iter().map(|s| s.to_string()));
-        }
-        out.extend(rest);
-        Ok(out)
+        Ok(())
     }
 }
 
-/// The environment commands get: nothing from the server's but PATH, HOME
-/// and LANG; a pager-free terminal; git kept from system and user config.
-fn child_env(temp: Option<&Path>) -> Vec<(String, String)> {
+/// The environment commands get: an allowlist. A fixed PATH of system
+/// directories (after any `--bash-path`), HOME and LANG from the server, a
+/// pager-free terminal, and git kept from system and user configuration.
+fn child_env(config: &BashConfig) -> Vec<(String, String)> {
     let from_server =
         |key: &str, default: &str| std::env::var(key).unwrap_or_else(|_| default.to_string());
+    let path: Vec<String> = config
+        .extra_path
+        .iter()
+        .map(|p| p.display().to_string())
+        .chain(SYSTEM_PATH.iter().map(|s| s.to_string()))
+        .collect();
     let mut env = vec![
-        (
-            "PATH".to_string(),
-            from_server("PATH", "/usr/local/bin:/usr/bin:/bin"),
-        ),
+        ("PATH".to_string(), path.join(":")),
         ("HOME".to_string(), from_server("HOME", "/")),
         ("LANG".to_string(), from_server("LANG", "C.UTF-8")),
         ("TERM".to_string(), "dumb".to_string()),
@@ -238,78 +364,73 @@ fn child_env(temp: Option<&Path>) -> Vec<(String, String)> {
         ("GIT_PAGER".to_string(), "cat".to_string()),
         ("GIT_CONFIG_NOSYSTEM".to_string(), "1".to_string()),
         ("GIT_CONFIG_GLOBAL".to_string(), "/dev/null".to_string()),
+        ("GIT_ATTR_NOSYSTEM".to_string(), "1".to_string()),
         ("GIT_TERMINAL_PROMPT".to_string(), "0".to_string()),
         ("GIT_OPTIONAL_LOCKS".to_string(), "0".to_string()),
     ];
-    if let Some(temp) = temp {
-        env.push(("TMPDIR".to_string(), temp.display().to_string()));
+    for key in ["TZ", "LC_ALL"] {
+        if let Ok(value) = std::env::var(key) {
+            env.push((key.to_string(), value));
+        }
     }
     env
 }
 
-/// Why the repository's own git configuration makes running git unsafe, if
-/// it does: filter drivers run programs on every checkout-status comparison
-/// and cannot be switched off from the command line; includes load
-/// configuration we have not read.
-pub fn git_config_hazard(cwd: &Path) -> Option<String> {
-    let top = find_git_root(cwd)?;
-    let dot_git = top.join(".git");
-    let config = if dot_git.is_file() {
-        let pointer = std::fs::read_to_string(&dot_git).ok()?;
-        let dir = pointer.trim().strip_prefix("gitdir:")?.trim().to_string();
-        let dir = if Path::new(&dir).is_absolute() {
-            PathBuf::from(dir)
-        } else {
-            top.join(dir)
-        };
-        dir.join("config")
-    } else {
-        dot_git.join("config")
-    };
-    let text = std::fs::read_to_string(config).ok()?;
-    let mut section = String::new();
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            section = line
-                .trim_matches(|c| c == '[' || c == ']')
-                .to_ascii_lowercase();
-            if section == "include" || section.starts_with("includeif") {
-                return Some("the repository's git configuration includes other files, which cannot be checked for programs git would run".into());
+/// Probes the sandbox layers and logs what is enforced.
+fn probe_and_log(exe: &Path) -> Layers {
+    match sandbox::probe::probe(exe) {
+        Ok(layers) => {
+            tracing::info!("bash sandbox: {}", sandbox::probe::summary(&layers));
+            if sandbox::probe::properties(&layers)
+                .iter()
+                .any(|p| !p.enforced)
+            {
+                tracing::warn!("bash sandbox: {}", sandbox::probe::summary(&layers));
             }
-            continue;
+            layers
         }
-        let key = line
-            .split('=')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
-        if section.starts_with("filter") && matches!(key.as_str(), "clean" | "smudge" | "process") {
-            return Some(format!(
-                "the repository's git configuration defines a filter program ([{section}] {key}) that git would run; it cannot be switched off safely"
-            ));
+        Err(why) => {
+            tracing::warn!(
+                "bash sandbox: no layer could be checked ({why}); commands run with the command checks and resource limits only"
+            );
+            Layers::default()
         }
     }
-    None
 }
 
-/// Path checks through the guard, relative to the primary root.
+/// Path checks through the guard, relative to the working directory.
 struct GuardPaths<'a> {
     guard: &'a Guard,
+    cwd: &'a Path,
 }
 
 impl PathCheck for GuardPaths<'_> {
-    fn check(&self, arg: &str) -> Result<(), String> {
-        match self.guard.resolve(arg) {
-            Ok(_) | Err(GuardRefusal::Invalid(_)) => Ok(()),
-            Err(GuardRefusal::Outside { display, .. }) => Err(format!(
-                "{} is not inside a workspace root",
-                display.display()
-            )),
-            Err(GuardRefusal::Unresolvable { display, reason }) => {
-                Err(format!("{} cannot be checked: {reason}", display.display()))
+    fn check(&self, base: &Path, arg: &str, follow_last: bool) -> Result<(), String> {
+        if arg.len() > MAX_PATH_BYTES {
+            return Err(format!(
+                "a path of {} bytes is longer than the {MAX_PATH_BYTES} accepted",
+                arg.len()
+            ));
+        }
+        let path = self.cwd.join(base).join(arg);
+        let names_a_directory = arg.ends_with('/')
+            || arg.ends_with("/.")
+            || arg.ends_with("/..")
+            || matches!(arg, "" | "." | "..");
+        let names_a_link_itself = !follow_last && !names_a_directory;
+        let to_check = match path.parent() {
+            Some(parent) if names_a_link_itself => parent,
+            _ => path.as_path(),
+        };
+        match self.guard.resolve_absolute(to_check) {
+            Ok(_) => Ok(()),
+            Err(GuardRefusal::Outside { .. }) => {
+                Err(format!("`{arg}` leads outside the workspace roots"))
             }
+            Err(GuardRefusal::Unresolvable { reason, .. }) => {
+                Err(format!("`{arg}` cannot be checked ({reason})"))
+            }
+            Err(GuardRefusal::Invalid(reason)) => Err(reason),
         }
     }
 }
@@ -317,68 +438,47 @@ impl PathCheck for GuardPaths<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     fn shell(mode: BashMode, dir: &Path) -> (Shell, Guard) {
         let guard = Guard::new(&[dir]).unwrap();
         let config = BashConfig {
             mode,
-            allow: vec![],
-            deny: vec![],
             timeout: Duration::from_secs(5),
+            ..BashConfig::default()
         };
         (Shell::new(&config, &guard), guard)
     }
 
-    #[test]
-    fn git_is_run_with_its_configuration_neutralized() {
-        let dir = tempfile::tempdir().unwrap();
-        let (sh, guard) = shell(BashMode::ReadOnly, dir.path());
-        let steps = sh.plan("git log -n 1", &guard).unwrap();
-        let argv = &steps[0].stages[0].argv;
-        assert_eq!(argv[0], "git");
-        assert!(argv.windows(2).any(|w| w == ["-c", "core.fsmonitor=false"]));
-        assert!(
-            argv.windows(2)
-                .any(|w| w == ["-c", "core.hooksPath=/dev/null"])
-        );
-        let log = argv.iter().position(|a| a == "log").unwrap();
-        assert_eq!(&argv[log + 1..log + 3], ["--no-ext-diff", "--no-textconv"]);
-        assert_eq!(&argv[log + 3..], ["-n", "1"]);
+    fn soon() -> Instant {
+        Instant::now() + Duration::from_secs(5)
     }
 
     #[test]
-    fn git_is_refused_when_the_repository_configures_filters_or_includes() {
+    fn git_is_pinned_and_neutralised() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
-        std::fs::write(
-            dir.path().join(".git/config"),
-            "[core]\n\tbare = false\n[filter \"evil\"]\n\tclean = touch /tmp/pwned\n",
-        )
-        .unwrap();
-        let (sh, guard) = shell(BashMode::ReadOnly, dir.path());
-        let e = sh.plan("git status", &guard).unwrap_err();
-        assert!(e.reason.contains("filter"), "{e:?}");
-        std::fs::write(
-            dir.path().join(".git/config"),
-            "[include]\n\tpath = other\n",
-        )
-        .unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        let (sh, guard) = shell(BashMode::ReadOnly, &root);
+        let plan = sh.plan("git log -n 1", &guard, soon()).unwrap();
+        let stage = &plan.steps[0].stages[0];
+        assert_eq!(stage.argv[0], "git");
         assert!(
-            sh.plan("git status", &guard)
-                .unwrap_err()
-                .reason
-                .contains("includes")
+            stage
+                .argv
+                .windows(2)
+                .any(|w| w == ["-c", "core.fsmonitor=false"])
         );
-        std::fs::write(
-            dir.path().join(".git/config"),
-            "[core]\n\tfsmonitor = touch /tmp/x\n",
-        )
-        .unwrap();
+        let log = stage.argv.iter().position(|a| a == "log").unwrap();
+        assert_eq!(
+            &stage.argv[log..],
+            ["log", "-n", "1", "--no-ext-diff", "--no-textconv"]
+        );
         assert!(
-            sh.plan("git status", &guard).is_ok(),
-            "fsmonitor is neutralized, not refused"
+            stage
+                .env
+                .contains(&("GIT_DIR".into(), root.join(".git").display().to_string()))
         );
+        assert_eq!(plan.git_pins.len(), 1);
     }
 
     #[test]
@@ -387,21 +487,53 @@ mod tests {
         std::fs::write(dir.path().join("a.rs"), "").unwrap();
         std::fs::write(dir.path().join("b.rs"), "").unwrap();
         let (sh, guard) = shell(BashMode::ReadOnly, dir.path());
-        let steps = sh
-            .plan("wc -l *.rs | sort -n && echo done", &guard)
+        let plan = sh
+            .plan("wc -l *.rs | sort -n && echo done", &guard, soon())
             .unwrap();
-        assert_eq!(steps[0].stages[0].argv, ["wc", "-l", "a.rs", "b.rs"]);
-        assert_eq!(steps[0].stages[1].argv, ["sort", "-n"]);
-        assert_eq!(steps[1].stages[0].argv, ["echo", "done"]);
-        assert!(sh.plan("ls | rm x", &guard).is_err());
+        assert_eq!(plan.steps[0].stages[0].argv, ["wc", "-l", "a.rs", "b.rs"]);
+        assert_eq!(plan.steps[0].stages[1].argv, ["sort", "-n"]);
+        assert_eq!(plan.steps[1].stages[0].argv, ["echo", "done"]);
+        assert!(sh.plan("ls | rm x", &guard, soon()).is_err());
     }
 
     #[test]
-    fn the_child_environment_is_scrubbed() {
-        let env = child_env(None);
+    fn paths_are_checked_literally_and_links_themselves_may_be_listed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let root = base.join("root");
+        std::fs::create_dir_all(root.join("file:")).unwrap();
+        std::fs::create_dir_all(base.join("out")).unwrap();
+        std::os::unix::fs::symlink(base.join("out"), root.join("link")).unwrap();
+        let (sh, guard) = shell(BashMode::ReadOnly, &root);
+        // `file://../..` is a relative path to the kernel, not a URI.
+        for bad in [
+            "cat file://../../etc/shadow",
+            "cat link/x",
+            "ls link",
+            "cat ~/.bashrc",
+        ] {
+            assert!(sh.plan(bad, &guard, soon()).is_err(), "{bad}");
+        }
+        assert!(sh.plan("ls -l link", &guard, soon()).is_ok());
+        assert!(sh.plan("ls -ld link", &guard, soon()).is_ok());
+    }
+
+    #[test]
+    fn a_long_line_is_refused_before_parsing() {
+        let dir = tempfile::tempdir().unwrap();
+        let (sh, guard) = shell(BashMode::ReadOnly, dir.path());
+        let line = format!("echo {}", "x ".repeat(MAX_COMMAND_BYTES));
+        let e = sh.plan(&line, &guard, soon()).unwrap_err();
+        assert!(e.reason.contains("bytes long"), "{e:?}");
+    }
+
+    #[test]
+    fn the_child_environment_is_an_allowlist_with_a_fixed_path() {
+        let env = child_env(&BashConfig::default());
         let keys: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
         assert!(keys.contains(&"PATH") && keys.contains(&"HOME") && keys.contains(&"TERM"));
-        assert!(env.iter().any(|(k, v)| k == "PAGER" && v == "cat"));
+        let path = &env.iter().find(|(k, _)| k == "PATH").unwrap().1;
+        assert_eq!(path, &SYSTEM_PATH.join(":"));
         assert!(!keys.iter().any(|k| k.contains("TOKEN")
             || k.contains("SECRET")
             || *k == "USER"

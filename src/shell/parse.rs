@@ -2,15 +2,17 @@
 //!
 //! Accepted: simple commands of literal words (unquoted, 'single-quoted',
 //! "double-quoted" without expansions, backslash escapes), joined by `|`,
-//! `&&`, `||`, `;` and newlines; the redirections `2>&1`, `>/dev/null` and
-//! `2>/dev/null`; `#` comments. Everything else a shell would interpret —
+//! `&&`, `||`, `;` and newlines; the redirections `2>&1`, `>&2`,
+//! `>/dev/null` and `2>/dev/null`; `#` comments. Descriptor numbers are read
+//! as bash reads them (`echo x 3>/dev/null` redirects descriptor 3, which is
+//! refused, rather than passing `3` as an argument). Everything else a shell would interpret —
 //! expansions (`$`, backticks), substitutions, subshells and groups, brace
 //! expansion, background jobs, here-documents, other redirections,
 //! assignments, functions and control flow — is refused with the offending
 //! text and the reason. The parser never guesses: what it returns is exactly
 //! the argv that will be executed (before glob expansion).
 
-use std::fmt;
+use super::refusal::{Refusal, refuse};
 
 /// A whole command line: pipelines joined by connectors.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,7 +28,7 @@ pub struct ListItem {
 }
 
 /// What runs after a pipeline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Connector {
     /// `&&`: only if it succeeded.
     And,
@@ -48,7 +50,7 @@ pub struct SimpleCommand {
 }
 
 /// The redirections that are accepted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Redirect {
     /// `2>&1`
     StderrToStdout,
@@ -56,6 +58,8 @@ pub enum Redirect {
     StdoutToNull,
     /// `2>/dev/null`
     StderrToNull,
+    /// `>&2` (or `1>&2`)
+    StdoutToStderr,
 }
 
 /// One word after quote removal.
@@ -70,26 +74,6 @@ pub struct Word {
     pub quoted: bool,
 }
 
-/// Why a command line was refused: the offending text and the reason.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParseError {
-    pub part: String,
-    pub reason: String,
-}
-
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}`: {}", self.part, self.reason)
-    }
-}
-
-fn refuse<T>(part: impl Into<String>, reason: impl Into<String>) -> Result<T, ParseError> {
-    Err(ParseError {
-        part: part.into(),
-        reason: reason.into(),
-    })
-}
-
 /// Words that start shell syntax this subset does not have.
 const RESERVED: &[&str] = &[
     "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do",
@@ -97,7 +81,7 @@ const RESERVED: &[&str] = &[
 ];
 
 /// Parses a command line.
-pub fn parse(input: &str) -> Result<CommandLine, ParseError> {
+pub fn parse(input: &str) -> Result<CommandLine, Refusal> {
     let mut p = Parser {
         chars: input.char_indices().collect(),
         input,
@@ -143,7 +127,7 @@ impl Parser<'_> {
         rest[..end].to_string()
     }
 
-    fn command_line(&mut self) -> Result<CommandLine, ParseError> {
+    fn command_line(&mut self) -> Result<CommandLine, Refusal> {
         let mut items: Vec<ListItem> = Vec::new();
         let mut commands: Vec<SimpleCommand> = Vec::new();
         let mut current = SimpleCommand::default();
@@ -188,9 +172,11 @@ impl Parser<'_> {
                 _ => {
                     let start = self.here();
                     let word = self.word()?;
-                    // `2>...` and `1>...`: a digit directly before `>`.
+                    // `2>...`, `1>...`, `3>...`: digits directly before `>`
+                    // name a descriptor, as in bash.
                     if !word.quoted
-                        && (word.value == "1" || word.value == "2")
+                        && !word.value.is_empty()
+                        && word.value.bytes().all(|b| b.is_ascii_digit())
                         && self.peek() == Some('>')
                     {
                         let r = self.redirect(Some(word.value.as_str()))?;
@@ -249,7 +235,7 @@ impl Parser<'_> {
         }
     }
 
-    fn operator(&mut self) -> Result<Op, ParseError> {
+    fn operator(&mut self) -> Result<Op, Refusal> {
         let at = self.here();
         let c = self.peek().unwrap_or(';');
         let next = self.peek_at(1);
@@ -274,14 +260,20 @@ impl Parser<'_> {
         Ok(op)
     }
 
-    /// A redirection starting at `>` (after an optional fd digit).
-    fn redirect(&mut self, fd: Option<&str>) -> Result<Redirect, ParseError> {
+    /// A redirection starting at `>` (after an optional descriptor number).
+    fn redirect(&mut self, fd: Option<&str>) -> Result<Redirect, Refusal> {
         let at = format!("{}{}", fd.unwrap_or(""), self.here());
+        if !matches!(fd, None | Some("1" | "2")) {
+            return refuse(
+                at,
+                "only descriptors 1 (output) and 2 (errors) may be redirected",
+            );
+        }
         self.pos += 1; // '>'
         if matches!(self.peek(), Some('>' | '|')) {
             return refuse(
                 at,
-                "only `>/dev/null`, `2>/dev/null` and `2>&1` redirections are allowed",
+                "only `>/dev/null`, `2>/dev/null`, `2>&1` and `>&2` redirections are allowed",
             );
         }
         if self.peek() == Some('&') {
@@ -290,7 +282,11 @@ impl Parser<'_> {
                 self.pos += 1;
                 return Ok(Redirect::StderrToStdout);
             }
-            return refuse(at, "only `2>&1` may duplicate a descriptor");
+            if fd != Some("2") && self.peek() == Some('2') && self.is_boundary(1) {
+                self.pos += 1;
+                return Ok(Redirect::StdoutToStderr);
+            }
+            return refuse(at, "only `2>&1` and `>&2` may duplicate a descriptor");
         }
         self.skip_blanks();
         let target_start = self.pos;
@@ -317,145 +313,186 @@ impl Parser<'_> {
     }
 
     /// One word: unquoted text, quotes and escapes until a blank or operator.
-    fn word(&mut self) -> Result<Word, ParseError> {
-        let mut word = Word::default();
-        let mut pattern = String::new();
-        let mut has_glob = false;
-        let push_quoted = |word: &mut Word, pattern: &mut String, c: char| {
-            word.value.push(c);
-            if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
-                pattern.push('\\');
-            }
-            pattern.push(c);
-        };
+    fn word(&mut self) -> Result<Word, Refusal> {
+        let mut word = WordBuilder::default();
         while let Some(c) = self.peek() {
             match c {
                 ' ' | '\t' | '\n' | '\r' | ';' | '|' | '&' | '>' => break,
-                '<' => {
+                '\'' => self.single_quoted(&mut word)?,
+                '"' => self.double_quoted(&mut word)?,
+                '\\' => self.escaped(&mut word)?,
+                '*' | '?' | '[' => {
+                    word.glob(c);
+                    self.pos += 1;
+                }
+                '~' if word.tilde_expands() => {
                     return refuse(
                         self.here(),
-                        "input redirection, here-documents and process substitution are not allowed",
+                        "`~` (the home directory) is not expanded; name a path inside the \
+                         workspace, or quote a literal ~",
                     );
                 }
-                '(' | ')' => {
+                _ => {
+                    if let Some(why) = unquoted_syntax(c) {
+                        return refuse(self.here(), why);
+                    }
+                    word.literal(c);
+                    self.pos += 1;
+                }
+            }
+        }
+        Ok(word.finish())
+    }
+
+    /// `'...'`: every character literal.
+    fn single_quoted(&mut self, word: &mut WordBuilder) -> Result<(), Refusal> {
+        let start = self.here();
+        self.pos += 1;
+        loop {
+            match self.peek() {
+                None => return refuse(start, "unterminated single quote"),
+                Some('\'') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                Some(q) => {
+                    word.quoted(q);
+                    self.pos += 1;
+                }
+            }
+        }
+    }
+
+    /// `"..."`: literal, with backslash escapes; `$` and backticks, which
+    /// would expand, are refused.
+    fn double_quoted(&mut self, word: &mut WordBuilder) -> Result<(), Refusal> {
+        let start = self.here();
+        self.pos += 1;
+        loop {
+            match self.peek() {
+                None => return refuse(start, "unterminated double quote"),
+                Some('"') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                Some('$') => {
                     return refuse(
                         self.here(),
-                        "subshells and grouping `( )` are not allowed (quote a literal parenthesis)",
+                        "`$` inside double quotes expands; use single quotes for a literal $",
                     );
                 }
-                '{' | '}' => {
-                    return refuse(
-                        self.here(),
-                        "braces are not allowed unquoted (brace expansion and groups); quote them if literal",
-                    );
-                }
-                '$' => {
-                    return refuse(
-                        self.here(),
-                        "`$` expansions (variables, $(...), $'...', arithmetic) are not allowed; quote a literal $ with single quotes",
-                    );
-                }
-                '`' => {
+                Some('`') => {
                     return refuse(
                         self.here(),
                         "command substitution with backticks is not allowed",
                     );
                 }
-                '\'' => {
-                    word.quoted = true;
-                    let start = self.here();
-                    self.pos += 1;
-                    loop {
-                        match self.peek() {
-                            None => return refuse(start, "unterminated single quote"),
-                            Some('\'') => {
-                                self.pos += 1;
-                                break;
-                            }
-                            Some(q) => {
-                                push_quoted(&mut word, &mut pattern, q);
-                                self.pos += 1;
-                            }
-                        }
+                Some('\\') => match self.peek_at(1) {
+                    Some(e @ ('"' | '\\' | '$' | '`')) => {
+                        word.quoted(e);
+                        self.pos += 2;
                     }
-                }
-                '"' => {
-                    word.quoted = true;
-                    let start = self.here();
-                    self.pos += 1;
-                    loop {
-                        match self.peek() {
-                            None => return refuse(start, "unterminated double quote"),
-                            Some('"') => {
-                                self.pos += 1;
-                                break;
-                            }
-                            Some('$') => {
-                                return refuse(
-                                    self.here(),
-                                    "`$` inside double quotes expands; use single quotes for a literal $",
-                                );
-                            }
-                            Some('`') => {
-                                return refuse(
-                                    self.here(),
-                                    "command substitution with backticks is not allowed",
-                                );
-                            }
-                            Some('\\') => {
-                                let next = self.peek_at(1);
-                                match next {
-                                    Some(e @ ('"' | '\\' | '$' | '`')) => {
-                                        push_quoted(&mut word, &mut pattern, e);
-                                        self.pos += 2;
-                                    }
-                                    Some('\n') => self.pos += 2,
-                                    _ => {
-                                        push_quoted(&mut word, &mut pattern, '\\');
-                                        self.pos += 1;
-                                    }
-                                }
-                            }
-                            Some(q) => {
-                                push_quoted(&mut word, &mut pattern, q);
-                                self.pos += 1;
-                            }
-                        }
+                    Some('\n') => self.pos += 2,
+                    _ => {
+                        word.quoted('\\');
+                        self.pos += 1;
                     }
-                }
-                '\\' => {
-                    word.quoted = true;
-                    match self.peek_at(1) {
-                        None => return refuse("\\", "a backslash at the end of the command"),
-                        Some('\n') => self.pos += 2, // line continuation
-                        Some(e) => {
-                            push_quoted(&mut word, &mut pattern, e);
-                            self.pos += 2;
-                        }
-                    }
-                }
-                '*' | '?' | '[' => {
-                    has_glob = true;
-                    word.value.push(c);
-                    pattern.push(c);
-                    self.pos += 1;
-                }
-                _ => {
-                    word.value.push(c);
-                    pattern.push(c);
+                },
+                Some(q) => {
+                    word.quoted(q);
                     self.pos += 1;
                 }
             }
         }
-        if has_glob {
-            word.glob = Some(pattern);
+    }
+
+    /// An unquoted backslash: the next character is literal; before a
+    /// newline, a line continuation.
+    fn escaped(&mut self, word: &mut WordBuilder) -> Result<(), Refusal> {
+        match self.peek_at(1) {
+            None => refuse("\\", "a backslash at the end of the command"),
+            Some('\n') => {
+                word.was_quoted = true;
+                self.pos += 2;
+                Ok(())
+            }
+            Some(e) => {
+                word.quoted(e);
+                self.pos += 2;
+                Ok(())
+            }
         }
-        Ok(word)
+    }
+}
+
+/// Why an unquoted character starts shell syntax this subset does not have.
+fn unquoted_syntax(c: char) -> Option<&'static str> {
+    Some(match c {
+        '<' => "input redirection, here-documents and process substitution are not allowed",
+        '(' | ')' => "subshells and grouping `( )` are not allowed (quote a literal parenthesis)",
+        '{' | '}' => {
+            "braces are not allowed unquoted (brace expansion and groups); quote them if literal"
+        }
+        '$' => {
+            "`$` expansions (variables, $(...), $'...', arithmetic) are not allowed; quote a \
+             literal $ with single quotes"
+        }
+        '`' => "command substitution with backticks is not allowed",
+        _ => return None,
+    })
+}
+
+/// A word as it is read: its literal value, and the glob pattern it stands
+/// for (quoted characters escaped).
+#[derive(Default)]
+struct WordBuilder {
+    value: String,
+    pattern: String,
+    has_glob: bool,
+    was_quoted: bool,
+    /// The last character was an unquoted `=` or `:`.
+    after_separator: bool,
+}
+
+impl WordBuilder {
+    fn literal(&mut self, c: char) {
+        self.value.push(c);
+        self.pattern.push(c);
+        self.after_separator = matches!(c, '=' | ':');
+    }
+
+    fn glob(&mut self, c: char) {
+        self.has_glob = true;
+        self.literal(c);
+    }
+
+    fn quoted(&mut self, c: char) {
+        self.was_quoted = true;
+        self.value.push(c);
+        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
+            self.pattern.push('\\');
+        }
+        self.pattern.push(c);
+        self.after_separator = false;
+    }
+
+    /// Whether an unquoted `~` here would be expanded by bash: at the start
+    /// of a word, or after `=` or `:` (as in `prefix=~/x`).
+    fn tilde_expands(&self) -> bool {
+        self.value.is_empty() && !self.was_quoted || self.after_separator
+    }
+
+    fn finish(self) -> Word {
+        Word {
+            glob: self.has_glob.then_some(self.pattern),
+            value: self.value,
+            quoted: self.was_quoted,
+        }
     }
 }
 
 /// The first word of a simple command: no assignment, no reserved word.
-fn check_command_word(word: &Word, at: &str) -> Result<(), ParseError> {
+fn check_command_word(word: &Word, at: &str) -> Result<(), Refusal> {
     if !word.quoted && RESERVED.contains(&word.value.as_str()) {
         return refuse(
             at,
@@ -498,7 +535,7 @@ mod tests {
             .collect()
     }
 
-    fn refused(line: &str) -> ParseError {
+    fn refused(line: &str) -> Refusal {
         parse(line).expect_err(line)
     }
 
@@ -564,7 +601,7 @@ mod tests {
     #[test]
     fn accepted_redirections() {
         let line = parse(
-            "git status 2>&1 | head; ls >/dev/null; ls 2>/dev/null; ls > /dev/null; ls 1>/dev/null",
+            "git status 2>&1 | head; ls >/dev/null; ls 2>/dev/null; ls > /dev/null; ls 1>/dev/null; ls >&2",
         )
         .unwrap();
         let r: Vec<Vec<Redirect>> = line
@@ -580,7 +617,8 @@ mod tests {
                 vec![Redirect::StdoutToNull],
                 vec![Redirect::StderrToNull],
                 vec![Redirect::StdoutToNull],
-                vec![Redirect::StdoutToNull]
+                vec![Redirect::StdoutToNull],
+                vec![Redirect::StdoutToStderr]
             ]
         );
     }
@@ -610,7 +648,6 @@ mod tests {
             "ls >> out.txt",
             "ls 2> err.txt",
             "ls &> /dev/null",
-            "ls >&2",
             "ls |& cat",
             "FOO=x ls",
             "PATH=/tmp ls",
@@ -658,6 +695,38 @@ mod tests {
         assert_eq!(
             words("ls\ncat x"),
             vec![vec![vec!["ls"]], vec![vec!["cat", "x"]]]
+        );
+    }
+
+    #[test]
+    fn descriptor_numbers_are_read_as_bash_reads_them() {
+        for line in [
+            "echo x 3>/dev/null",
+            "echo x 10>/dev/null",
+            "echo 3>&1",
+            "ls 2>&3",
+        ] {
+            refused(line);
+        }
+        assert_eq!(words("echo 3 >/dev/null"), vec![vec![vec!["echo", "3"]]]);
+        assert_eq!(words("echo '3'>/dev/null"), vec![vec![vec!["echo", "3"]]]);
+    }
+
+    #[test]
+    fn tilde_is_refused_where_bash_would_expand_it() {
+        for line in [
+            "cat ~/.ssh/id_rsa",
+            "ls ~",
+            "ls ~root",
+            "make prefix=~/x",
+            "a b:~/c",
+        ] {
+            let e = refused(line);
+            assert!(e.reason.contains('~'), "{line}: {e:?}");
+        }
+        assert_eq!(
+            words("echo '~' a~ \\~ x=\"~\""),
+            vec![vec![vec!["echo", "~", "a~", "~", "x=~"]]]
         );
     }
 

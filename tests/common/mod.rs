@@ -220,3 +220,62 @@ impl RawSession {
         matches!(self.child.try_wait(), Ok(None))
     }
 }
+
+/// A bash answer, read: the status line, notes, and each stream.
+#[derive(Debug, Default)]
+pub struct BashAnswer {
+    pub status: String,
+    pub notes: Vec<String>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl BashAnswer {
+    /// Reads `[status]`, `[note: ...]` lines, then sections headed
+    /// `[stdout B...]` and `[stderr B...]` where B is the call's boundary.
+    pub fn parse(text: &str) -> BashAnswer {
+        let mut answer = BashAnswer::default();
+        let mut lines = text.split('\n').peekable();
+        answer.status = lines.next().unwrap_or("").to_string();
+        while let Some(line) = lines.next_if(|l| l.starts_with("[note: ")) {
+            answer.notes.push(line.to_string());
+        }
+        let rest: Vec<&str> = lines.collect();
+        let Some(first) = rest.first() else {
+            return answer;
+        };
+        // The boundary is the second word of the first header.
+        let boundary = first
+            .trim_start_matches('[')
+            .split([' ', ']', ':'])
+            .nth(1)
+            .unwrap_or("")
+            .to_string();
+        let (mut out, mut err): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
+        let mut in_stderr = None;
+        for line in rest {
+            if line.starts_with(&format!("[stdout {boundary}")) {
+                in_stderr = Some(false);
+            } else if line.starts_with(&format!("[stderr {boundary}")) {
+                in_stderr = Some(true);
+            } else if let Some(to_err) = in_stderr {
+                if to_err {
+                    err.push(line)
+                } else {
+                    out.push(line)
+                }
+            }
+        }
+        answer.stdout = out.join("\n");
+        answer.stderr = err.join("\n");
+        answer
+    }
+
+    pub fn exit_code(&self) -> Option<i32> {
+        self.status
+            .strip_prefix("[exit code: ")?
+            .strip_suffix(']')?
+            .parse()
+            .ok()
+    }
+}

@@ -1,0 +1,195 @@
+//! The bash sandbox: the boundary that confines a full shell, whatever the
+//! policy let through.
+//!
+//! Every command line runs under a per-call **supervisor**: the server
+//! starts its own binary again (`/proc/self/exe`, see [`supervisor`]), hands
+//! it the checked plan, and the supervisor sets up the layers below, runs the
+//! commands, and kills and reaps every descendant before it reports how the
+//! commands ended. One file per layer:
+//!
+//! - [`namespaces`]: a user, mount and PID namespace. Everything is mounted
+//!   read-only except the writable roots and the private temporary
+//!   directory (so no metadata changes outside them); the supervisor's first
+//!   child is the namespace's init, and when it dies the kernel kills every
+//!   process left in the call, `setsid` or not. The namespace's `pid_max`
+//!   bounds its processes.
+//! - [`landlock`]: what may be read, run and written, by path; no device,
+//!   FIFO or socket creation; no TCP; no signals or abstract sockets outside.
+//! - [`seccomp`]: no sockets of any family, no mknod, no io_uring, no new
+//!   namespaces or mounts, no metadata changes where no read-only mount
+//!   stands in for it.
+//! - [`limits`]: capabilities dropped, no new privileges, and resource
+//!   limits (processes, address space, CPU time).
+//!
+//! Each layer is detected once ([`probe`]); a missing layer is logged and
+//! shown by `rootbound sandbox`, never pretended.
+
+pub mod landlock;
+pub mod limits;
+pub mod namespaces;
+pub mod probe;
+pub mod seccomp;
+pub mod supervisor;
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+pub use probe::Layers;
+
+/// The argument that makes the binary a supervisor instead of a server.
+pub const SUPERVISOR_ARG: &str = "__rootbound-sandbox-supervisor";
+
+/// Processes (tasks, threads included) one call may have at once.
+pub const MAX_TASKS: u64 = 512;
+/// Address space of one process, in bytes.
+pub const MAX_ADDRESS_SPACE: u64 = 16 << 30;
+/// Extra CPU seconds a process gets beyond the call's time limit.
+pub const CPU_GRACE_SECONDS: u64 = 5;
+
+/// System directories a program may read and run from.
+pub const SYSTEM_DIRS: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/nix/store",
+];
+
+/// The files (and few directories) under `/etc` that the loader, locale,
+/// name service, `file` and git need. Never `shadow`, keys or credentials.
+pub const ETC_FILES: &[&str] = &[
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/ld.so.preload",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/nsswitch.conf",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/hosts",
+    "/etc/host.conf",
+    "/etc/gai.conf",
+    "/etc/services",
+    "/etc/protocols",
+    "/etc/locale.alias",
+    "/etc/locale.conf",
+    "/etc/default/locale",
+    "/etc/mime.types",
+    "/etc/magic",
+    "/etc/magic.mime",
+    "/etc/inputrc",
+    "/etc/terminfo",
+    "/etc/os-release",
+    "/etc/lsb-release",
+    "/etc/debian_version",
+    "/etc/perl",
+];
+
+/// Device files programs read and write.
+pub const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+/// What one call's commands may touch, and which layers enforce it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Confinement {
+    /// Readable (and executable): the roots and `--bash-read` directories.
+    pub readable: Vec<PathBuf>,
+    /// Writable: nothing in read-only mode; the roots and the call's private
+    /// temporary directory otherwise.
+    pub writable: Vec<PathBuf>,
+    /// Read-only mode: no metadata change anywhere.
+    pub read_only: bool,
+    /// The layers to set up; the supervisor fails closed if one fails.
+    pub layers: Layers,
+    pub max_tasks: u64,
+    pub cpu_seconds: u64,
+    pub address_space: u64,
+}
+
+/// A call's private temporary directory (`TMPDIR`), removed when dropped,
+/// which is when the call ends, however it ends.
+#[derive(Debug)]
+pub struct PrivateTemp {
+    path: PathBuf,
+}
+
+/// Names of private temporary directories: `rootbound-<server pid>-<n>`.
+const TEMP_PREFIX: &str = "rootbound-";
+
+impl PrivateTemp {
+    /// Creates a new directory, readable and writable by its owner only.
+    pub fn create() -> std::io::Result<PrivateTemp> {
+        use std::os::unix::fs::DirBuilderExt;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let base = std::env::temp_dir();
+        loop {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let path = base.join(format!("{TEMP_PREFIX}{}-{n}", std::process::id()));
+            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+                Ok(()) => return Ok(PrivateTemp { path }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+}
+
+impl Drop for PrivateTemp {
+    fn drop(&mut self) {
+        // remove_dir_all never follows a symlink planted inside.
+        if let Err(e) = std::fs::remove_dir_all(&self.path) {
+            tracing::warn!("cannot remove {}: {e}", self.path.display());
+        }
+    }
+}
+
+/// Removes private temporary directories left by servers that are gone
+/// (killed before their calls ended). Returns how many were removed.
+pub fn remove_stale_temp_dirs() -> usize {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(TEMP_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: kill with signal 0 only asks whether the process exists.
+        let alive = pid > 0
+            && (unsafe { libc::kill(pid, 0) } == 0
+                || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM));
+        let ours = entry
+            .metadata()
+            .map(|m| {
+                use std::os::unix::fs::MetadataExt;
+                // SAFETY: geteuid cannot fail.
+                m.is_dir() && m.uid() == unsafe { libc::geteuid() }
+            })
+            .unwrap_or(false);
+        if !alive && ours && std::fs::remove_dir_all(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}

@@ -1,0 +1,330 @@
+//! Which sandbox layers this kernel provides, found by trying each one in a
+//! throw-away child of a supervisor in probe mode, and the table of what is
+//! enforced that `rootbound sandbox` prints and the start-up log sums up.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::{MAX_TASKS, SUPERVISOR_ARG, landlock, namespaces, seccomp};
+
+/// The layers this kernel provides to this process.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Layers {
+    /// Landlock ABI version (0: none).
+    pub landlock_abi: i32,
+    /// The seccomp filters can be installed.
+    pub seccomp: bool,
+    /// An unprivileged user namespace could be made.
+    pub user_ns: bool,
+    /// A mount namespace whose mounts could be made read-only.
+    pub mount_ns: bool,
+    /// A PID namespace with its own init.
+    pub pid_ns: bool,
+    /// The PID namespace's own `pid_max` could be set (Linux 6.14+).
+    pub pid_max: bool,
+    /// The server runs as root.
+    pub root: bool,
+}
+
+const USER: i32 = 1;
+const MOUNT: i32 = 2;
+const PID: i32 = 4;
+const PID_MAX: i32 = 8;
+const SECCOMP_OK: i32 = 16;
+
+/// Runs in the supervisor (single-threaded): tries each layer in a child.
+pub fn probe_here() -> Layers {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let namespaces = in_child(|| {
+        let mut found = 0;
+        if namespaces::unshare(true).is_ok() {
+            found |= USER;
+        } else if !(root && namespaces::unshare(false).is_ok()) {
+            return found;
+        }
+        let init = namespaces::spawn_init(Some(MAX_TASKS + 1));
+        if let Ok(init) = &init {
+            found |= PID;
+            if init.pid_max_set {
+                found |= PID_MAX;
+            }
+        }
+        if namespaces::remount_read_only(&[]).is_ok() {
+            found |= MOUNT;
+        }
+        if let Ok(init) = init {
+            namespaces::kill_and_reap(init.pid);
+        }
+        found
+    });
+    let seccomp_works = in_child(|| {
+        let Ok(filters) = seccomp::build(true) else {
+            return 0;
+        };
+        // SAFETY: this child exits right after the test.
+        if unsafe { seccomp::apply(&filters) }.is_err() {
+            return 0;
+        }
+        // SAFETY: a socket call the filter must refuse.
+        let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) };
+        if fd < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM) {
+            SECCOMP_OK
+        } else {
+            0
+        }
+    });
+    Layers {
+        landlock_abi: landlock::kernel_abi(),
+        seccomp: seccomp_works & SECCOMP_OK != 0,
+        user_ns: namespaces & USER != 0,
+        mount_ns: namespaces & MOUNT != 0,
+        pid_ns: namespaces & PID != 0,
+        pid_max: namespaces & PID_MAX != 0,
+        root,
+    }
+}
+
+/// Runs `test` in a forked child and returns its exit code (0 if it died).
+fn in_child(test: impl FnOnce() -> i32) -> i32 {
+    // SAFETY: the probe runs in the single-threaded supervisor.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let code = test();
+        // SAFETY: leave the child without running the parent's destructors.
+        unsafe { libc::_exit(code) };
+    }
+    if pid < 0 {
+        return 0;
+    }
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        0
+    }
+}
+
+/// Runs the probe in a supervisor process started from `exe`.
+pub fn probe(exe: &Path) -> Result<Layers, String> {
+    let mut child = Command::new(exe)
+        .args([SUPERVISOR_ARG, "probe"])
+        .env_clear()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start the sandbox probe: {e}"))?;
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() < Duration::from_secs(10) => {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err("the sandbox probe did not finish".into());
+            }
+        }
+    };
+    let mut out = String::new();
+    if let Some(mut stdout) = child.stdout.take() {
+        let _ = stdout.read_to_string(&mut out);
+    }
+    if !status.success() {
+        return Err(format!("the sandbox probe failed ({status})"));
+    }
+    serde_json::from_str(&out).map_err(|e| format!("the sandbox probe answered badly: {e}"))
+}
+
+/// One row of the property table.
+pub struct Property {
+    pub property: &'static str,
+    pub mechanism: String,
+    pub enforced: bool,
+}
+
+/// Each property the sandbox promises, the mechanism that gives it on this
+/// kernel, and whether it is enforced.
+pub fn properties(layers: &Layers) -> Vec<Property> {
+    let ll = |min: i32, what: &str| {
+        (layers.landlock_abi >= min)
+            .then(|| format!("Landlock ABI {} ({what})", layers.landlock_abi))
+    };
+    let join = |parts: Vec<Option<String>>| -> (String, bool) {
+        let parts: Vec<String> = parts.into_iter().flatten().collect();
+        let enforced = !parts.is_empty();
+        (
+            if enforced {
+                parts.join(" + ")
+            } else {
+                "nothing on this kernel".to_string()
+            },
+            enforced,
+        )
+    };
+    let seccomp = |what: &str| layers.seccomp.then(|| format!("seccomp ({what})"));
+    let rows: Vec<(&'static str, (String, bool))> = vec![
+        (
+            "no write outside the writable set (nothing in read-only mode)",
+            join(vec![
+                ll(1, "write rights on the writable set only"),
+                layers
+                    .mount_ns
+                    .then(|| "read-only mount namespace".to_string()),
+            ]),
+        ),
+        (
+            "no metadata change (mode, owner, times, xattrs) outside the writable set",
+            join(vec![
+                layers
+                    .mount_ns
+                    .then(|| "read-only mount namespace".to_string()),
+                layers.seccomp.then(|| {
+                    if layers.mount_ns {
+                        "seccomp (read-only mode: every metadata call)".to_string()
+                    } else {
+                        "seccomp (every metadata call, since no mount namespace)".to_string()
+                    }
+                }),
+            ]),
+        ),
+        (
+            "no network of any family (inet, inet6, UDP, raw, netlink)",
+            join(vec![seccomp("socket() refused"), ll(4, "no TCP")]),
+        ),
+        (
+            "no unix-socket connect to a path outside the roots",
+            join(vec![seccomp("socket() refused")]),
+        ),
+        (
+            "no abstract unix sockets",
+            join(vec![seccomp("socket() refused"), ll(6, "scoped")]),
+        ),
+        (
+            "no device nodes, FIFOs or sockets created",
+            join(vec![
+                ll(1, "no make-char/block/fifo/sock right"),
+                seccomp("mknod refused"),
+                Some("capabilities dropped".to_string()),
+            ]),
+        ),
+        (
+            "no signal to, or trace of, a process outside the call",
+            join(vec![
+                ll(6, "signals scoped"),
+                layers.pid_ns.then(|| "PID namespace".to_string()),
+            ]),
+        ),
+        (
+            "no descendant alive after the call",
+            (
+                if layers.pid_ns {
+                    "PID namespace (its init's death kills the call)".to_string()
+                } else {
+                    "subreaper supervisor kills and reaps every descendant".to_string()
+                },
+                true,
+            ),
+        ),
+        (
+            "bounded processes per call",
+            join(vec![
+                (layers.pid_max)
+                    .then(|| format!("PID namespace pid_max ({})", (MAX_TASKS + 1).max(301))),
+                (!layers.root && layers.user_ns)
+                    .then(|| format!("RLIMIT_NPROC {MAX_TASKS} in the user namespace")),
+            ]),
+        ),
+        (
+            "bounded memory and CPU time per process",
+            ("RLIMIT_AS and RLIMIT_CPU".to_string(), true),
+        ),
+        (
+            "a fixed PATH and an allowlisted environment",
+            ("set by the server".to_string(), true),
+        ),
+        (
+            "reads only the roots, system directories and named /etc files",
+            join(vec![ll(1, "read rights by path")]),
+        ),
+        (
+            "no privileges: capabilities dropped, no new privileges",
+            (
+                "capset, bounding set, securebits, no_new_privs".to_string(),
+                true,
+            ),
+        ),
+        (
+            "the private temporary directory is removed after the call",
+            ("removed by the server".to_string(), true),
+        ),
+    ];
+    rows.into_iter()
+        .map(|(property, (mechanism, enforced))| Property {
+            property,
+            mechanism,
+            enforced,
+        })
+        .collect()
+}
+
+/// The property table as text.
+pub fn table(layers: &Layers) -> String {
+    let rows = properties(layers);
+    let width = rows.iter().map(|r| r.property.len()).max().unwrap_or(0);
+    let mut out = format!("{:width$}  enforced  mechanism\n", "property");
+    for row in rows {
+        out.push_str(&format!(
+            "{:width$}  {:8}  {}\n",
+            row.property,
+            if row.enforced { "yes" } else { "NO" },
+            row.mechanism
+        ));
+    }
+    out
+}
+
+/// One line for the start-up log.
+pub fn summary(layers: &Layers) -> String {
+    let mut parts = Vec::new();
+    if layers.landlock_abi > 0 {
+        parts.push(format!("Landlock ABI {}", layers.landlock_abi));
+    }
+    if layers.seccomp {
+        parts.push("seccomp".to_string());
+    }
+    let ns: Vec<&str> = [
+        (layers.user_ns, "user"),
+        (layers.mount_ns, "mount"),
+        (layers.pid_ns, "PID"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect();
+    if !ns.is_empty() {
+        parts.push(format!("{} namespaces", ns.join("+")));
+    }
+    let missing: Vec<&str> = properties(layers)
+        .into_iter()
+        .filter(|p| !p.enforced)
+        .map(|p| p.property)
+        .collect();
+    let mut line = if parts.is_empty() {
+        "no kernel sandbox layer is available".to_string()
+    } else {
+        parts.join(", ")
+    };
+    if !missing.is_empty() {
+        line.push_str(&format!("; NOT enforced: {}", missing.join("; ")));
+    }
+    line
+}

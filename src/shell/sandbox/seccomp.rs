@@ -1,0 +1,198 @@
+//! seccomp: system calls the call's processes may not make, compiled by
+//! rust-vmm's `seccompiler` (no hand-written BPF).
+//!
+//! - `socket(2)` of every family: no network (inet, inet6, UDP, raw,
+//!   netlink, packet) and no unix-socket connect to anything, inside the
+//!   roots or not. `socketpair(2)` stays: it names nothing.
+//! - `mknod`: no device nodes, FIFOs or sockets.
+//! - io_uring (its operations would bypass this filter), new namespaces,
+//!   mounts, and the kernel's administrative calls.
+//! - Metadata changes (mode, owner, times, xattrs) when `metadata` is set:
+//!   in read-only mode, and wherever no read-only mount namespace stands in.
+//!
+//! Architectures other than the one compiled for are killed by the filter's
+//! preamble; on x86-64 the x32 numbers of the refused calls are refused too.
+
+use std::collections::BTreeMap;
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+/// The two filters: one answering EPERM, one ENOSYS (so that callers with a
+/// fallback, like glibc's `clone3` → `clone`, take it).
+pub struct Filters {
+    pub denied: BpfProgram,
+    pub missing: BpfProgram,
+}
+
+#[cfg(target_arch = "x86_64")]
+const X32: i64 = 0x4000_0000;
+
+/// Calls refused with EPERM.
+fn denied_calls(metadata: bool) -> Vec<i64> {
+    let mut calls = vec![
+        libc::SYS_socket,
+        libc::SYS_mknodat,
+        libc::SYS_unshare,
+        libc::SYS_setns,
+        libc::SYS_mount,
+        libc::SYS_umount2,
+        libc::SYS_pivot_root,
+        libc::SYS_chroot,
+        libc::SYS_open_tree,
+        libc::SYS_move_mount,
+        libc::SYS_fsopen,
+        libc::SYS_fsconfig,
+        libc::SYS_fsmount,
+        libc::SYS_fspick,
+        libc::SYS_mount_setattr,
+        libc::SYS_bpf,
+        libc::SYS_perf_event_open,
+        libc::SYS_userfaultfd,
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+        libc::SYS_kexec_load,
+        libc::SYS_init_module,
+        libc::SYS_finit_module,
+        libc::SYS_delete_module,
+        libc::SYS_acct,
+        libc::SYS_swapon,
+        libc::SYS_swapoff,
+        libc::SYS_reboot,
+        libc::SYS_syslog,
+        libc::SYS_open_by_handle_at,
+        libc::SYS_name_to_handle_at,
+        libc::SYS_quotactl,
+        libc::SYS_vhangup,
+    ];
+    #[cfg(target_arch = "x86_64")]
+    calls.extend([
+        libc::SYS_mknod,
+        libc::SYS_kexec_file_load,
+        libc::SYS_iopl,
+        libc::SYS_ioperm,
+    ]);
+    if metadata {
+        calls.extend([
+            libc::SYS_fchmod,
+            libc::SYS_fchmodat,
+            libc::SYS_fchmodat2,
+            libc::SYS_fchown,
+            libc::SYS_fchownat,
+            libc::SYS_utimensat,
+            libc::SYS_setxattr,
+            libc::SYS_lsetxattr,
+            libc::SYS_fsetxattr,
+            libc::SYS_removexattr,
+            libc::SYS_lremovexattr,
+            libc::SYS_fremovexattr,
+            // setxattrat and removexattrat (Linux 6.13), the same number on
+            // every architecture.
+            463,
+            466,
+        ]);
+        #[cfg(target_arch = "x86_64")]
+        calls.extend([
+            libc::SYS_chmod,
+            libc::SYS_chown,
+            libc::SYS_lchown,
+            libc::SYS_utime,
+            libc::SYS_utimes,
+            libc::SYS_futimesat,
+        ]);
+    }
+    calls
+}
+
+/// Calls refused with ENOSYS.
+fn missing_calls() -> Vec<i64> {
+    vec![
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+        libc::SYS_clone3,
+    ]
+}
+
+/// `clone(2)` flags that would create namespaces.
+const NAMESPACE_FLAGS: &[i32] = &[
+    libc::CLONE_NEWNS,
+    libc::CLONE_NEWUSER,
+    libc::CLONE_NEWPID,
+    libc::CLONE_NEWNET,
+    libc::CLONE_NEWUTS,
+    libc::CLONE_NEWIPC,
+    libc::CLONE_NEWCGROUP,
+];
+
+fn target() -> Result<TargetArch, String> {
+    std::env::consts::ARCH.try_into().map_err(|_| {
+        format!(
+            "seccomp filters are not built for {}",
+            std::env::consts::ARCH
+        )
+    })
+}
+
+fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<BpfProgram, String> {
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(errno as u32),
+        target()?,
+    )
+    .map_err(|e| e.to_string())?;
+    filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| e.to_string())
+}
+
+/// Adds a rule for `call`, and on x86-64 for its x32 number too.
+fn refuse(rules: &mut BTreeMap<i64, Vec<SeccompRule>>, call: i64, conditions: Vec<SeccompRule>) {
+    #[cfg(target_arch = "x86_64")]
+    rules.insert(call | X32, conditions.clone());
+    rules.insert(call, conditions);
+}
+
+/// Builds both filters. `metadata`: refuse metadata changes everywhere.
+pub fn build(metadata: bool) -> Result<Filters, String> {
+    let mut denied = BTreeMap::new();
+    for call in denied_calls(metadata) {
+        refuse(&mut denied, call, Vec::new());
+    }
+    let mut namespace_rules = Vec::new();
+    for flag in NAMESPACE_FLAGS {
+        let bits = *flag as u32 as u64;
+        let condition = SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Qword,
+            SeccompCmpOp::MaskedEq(bits),
+            bits,
+        )
+        .map_err(|e| e.to_string())?;
+        namespace_rules.push(SeccompRule::new(vec![condition]).map_err(|e| e.to_string())?);
+    }
+    refuse(&mut denied, libc::SYS_clone, namespace_rules);
+    let mut missing = BTreeMap::new();
+    for call in missing_calls() {
+        refuse(&mut missing, call, Vec::new());
+    }
+    Ok(Filters {
+        denied: compile(denied, libc::EPERM)?,
+        missing: compile(missing, libc::ENOSYS)?,
+    })
+}
+
+/// Installs both filters on the calling process (no new privileges first).
+///
+/// # Safety
+/// Only in a child between fork and exec.
+pub unsafe fn apply(filters: &Filters) -> std::io::Result<()> {
+    for program in [&filters.denied, &filters.missing] {
+        seccompiler::apply_filter(program).map_err(std::io::Error::other)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,414 @@
+//! The per-call supervisor: the server's own binary started again with
+//! [`SUPERVISOR_ARG`](super::SUPERVISOR_ARG), one per command line.
+//!
+//! It reads the checked plan from standard input, enters the namespaces,
+//! builds the Landlock ruleset and seccomp filters, runs the pipelines
+//! (each command spawned directly, confined between fork and exec), and
+//! when the last one ends, or the server asks it to stop with SIGTERM, kills
+//! and reaps every process of the call. Then it writes how the commands
+//! ended to descriptor 3 and exits. Standard output and error are the
+//! server's pipes; the commands write to them directly.
+//!
+//! It is single-threaded, so it may fork freely. It dies with the server
+//! (`PR_SET_PDEATHSIG`), and the namespace's init dies with it.
+
+use std::collections::HashSet;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::limits::Limits;
+use super::{Confinement, landlock, limits, namespaces, probe, seccomp};
+use crate::shell::parse::{Connector, Redirect};
+use crate::shell::run::{Stage, Step};
+
+/// The most of a request the supervisor reads.
+const MAX_REQUEST_BYTES: u64 = 16 << 20;
+
+/// What the server hands the supervisor.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Request {
+    pub steps: Vec<Step>,
+    pub cwd: PathBuf,
+    pub env: Vec<(String, String)>,
+    pub confinement: Confinement,
+}
+
+/// How the commands ended, as the supervisor reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Report {
+    /// The last pipeline that ran exited with this code.
+    Exited(i32),
+    /// The last pipeline's last command was killed by this signal.
+    Signaled(i32),
+    /// The server stopped the call (time-out, cancellation, output cap).
+    Stopped,
+    /// The sandbox could not be set up; nothing ran.
+    Failed(String),
+}
+
+/// The supervisor's `main`. `args`: what follows [`super::SUPERVISOR_ARG`].
+pub fn main(args: &[String]) -> i32 {
+    match args.first().map(String::as_str) {
+        Some("probe") => {
+            let layers = probe::probe_here();
+            println!(
+                "{}",
+                serde_json::to_string(&layers).unwrap_or_else(|_| "{}".into())
+            );
+            0
+        }
+        Some("run") => run(),
+        _ => 2,
+    }
+}
+
+fn run() -> i32 {
+    // SAFETY: prctl and getppid with integer arguments.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if libc::getppid() == 1 {
+            return 1;
+        }
+    }
+    // SAFETY: the server passes the report pipe as descriptor 3.
+    let mut status = unsafe { std::fs::File::from(OwnedFd::from_raw_fd(3)) };
+    // SAFETY: keep the report pipe from the commands.
+    unsafe { libc::fcntl(3, libc::F_SETFD, libc::FD_CLOEXEC) };
+    let report = serve().unwrap_or_else(Report::Failed);
+    let line = serde_json::to_string(&report).unwrap_or_default();
+    let _ = writeln!(status, "{line}");
+    0
+}
+
+fn serve() -> Result<Report, String> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_REQUEST_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("reading the plan: {e}"))?;
+    let request: Request =
+        serde_json::from_slice(&bytes).map_err(|e| format!("reading the plan: {e}"))?;
+    stdin_from_dev_null()?;
+    block_signals();
+    let confinement = &request.confinement;
+    let layers = &confinement.layers;
+    let init = if layers.pid_ns || layers.mount_ns {
+        namespaces::unshare(layers.user_ns)?;
+        // Init sets pid_max through /proc before the mounts go read-only.
+        let init = if layers.pid_ns {
+            let pid_max = layers.pid_max.then_some(confinement.max_tasks + 1);
+            let init = namespaces::spawn_init(pid_max.map(|m| m.max(301)))?;
+            if pid_max.is_some() && !init.pid_max_set {
+                end(Some(init.pid));
+                return Err("the PID namespace's process limit could not be set".into());
+            }
+            Some(init.pid)
+        } else {
+            namespaces::become_subreaper()?;
+            None
+        };
+        if layers.mount_ns
+            && let Err(e) = namespaces::remount_read_only(&confinement.writable)
+        {
+            end(init);
+            return Err(e);
+        }
+        init
+    } else {
+        namespaces::become_subreaper()?;
+        None
+    };
+    let confined = Confined {
+        rules: (layers.landlock_abi > 0)
+            .then(|| landlock::build(confinement))
+            .transpose()?,
+        filters: layers
+            .seccomp
+            .then(|| seccomp::build(confinement.read_only || !layers.mount_ns))
+            .transpose()?
+            .map(std::sync::Arc::new),
+        limits: Limits {
+            // Without a user namespace an unprivileged user's limit would
+            // count all of their processes on the machine.
+            max_tasks: if layers.user_ns || layers.root {
+                confinement.max_tasks
+            } else {
+                libc::RLIM_INFINITY
+            },
+            ..Limits::of(confinement)
+        },
+        cwd: request.cwd.clone(),
+        env: request.env.clone(),
+    };
+    let report = confined.run_steps(&request.steps);
+    end(init);
+    Ok(report)
+}
+
+fn stdin_from_dev_null() -> Result<(), String> {
+    let null = std::fs::File::open("/dev/null").map_err(|e| format!("/dev/null: {e}"))?;
+    // SAFETY: dup2 onto descriptor 0.
+    if unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), 0) } < 0 {
+        return Err("cannot redirect standard input".into());
+    }
+    Ok(())
+}
+
+fn signal_set(signals: &[i32]) -> libc::sigset_t {
+    // SAFETY: initialising a sigset_t.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in signals {
+            libc::sigaddset(&mut set, *s);
+        }
+        set
+    }
+}
+
+/// SIGTERM (the server's stop) and SIGCHLD are taken with `sigtimedwait`,
+/// so neither can slip between a check and a wait. Commands get an empty
+/// mask back (the standard library resets it in every child).
+fn block_signals() {
+    let set = signal_set(&[libc::SIGTERM, libc::SIGCHLD]);
+    // SAFETY: changing our own signal mask.
+    unsafe { libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+}
+
+/// Kills every process of the call and reaps them. With a PID namespace,
+/// killing its init makes the kernel kill the rest; the supervisor reaps
+/// its own children (and init last, which waits for them).
+fn end(init: Option<libc::pid_t>) {
+    match init {
+        Some(pid) => {
+            // SAFETY: signalling and reaping our own children.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                while libc::waitpid(-1, std::ptr::null_mut(), 0) > 0 {}
+            }
+        }
+        None => namespaces::kill_all_children(),
+    }
+}
+
+/// Everything a command is confined by.
+struct Confined {
+    rules: Option<landlock::Rules>,
+    filters: Option<std::sync::Arc<seccomp::Filters>>,
+    limits: Limits,
+    cwd: PathBuf,
+    env: Vec<(String, String)>,
+}
+
+/// The server stopped the call.
+struct Stop;
+
+/// Where a command's output goes.
+enum Target {
+    Fd(OwnedFd),
+    Null,
+}
+
+impl Target {
+    fn of(fd: std::os::fd::BorrowedFd<'_>) -> std::io::Result<Target> {
+        Ok(Target::Fd(fd.try_clone_to_owned()?))
+    }
+
+    fn try_clone(&self) -> std::io::Result<Target> {
+        Ok(match self {
+            Target::Fd(fd) => Target::Fd(fd.try_clone()?),
+            Target::Null => Target::Null,
+        })
+    }
+
+    fn stdio(self) -> Stdio {
+        match self {
+            Target::Fd(fd) => Stdio::from(fd),
+            Target::Null => Stdio::null(),
+        }
+    }
+}
+
+impl Confined {
+    fn run_steps(&self, steps: &[Step]) -> Report {
+        let mut report = Report::Exited(0);
+        let mut status = 0;
+        let mut previous: Option<Connector> = None;
+        for step in steps {
+            let runs = match previous {
+                Some(Connector::And) => status == 0,
+                Some(Connector::Or) => status != 0,
+                Some(Connector::Seq) | None => true,
+            };
+            previous = step.then;
+            if !runs {
+                continue;
+            }
+            report = match self.run_pipeline(&step.stages) {
+                Ok(r) => r,
+                Err(Stop) => return Report::Stopped,
+            };
+            status = match report {
+                Report::Exited(code) => code,
+                Report::Signaled(sig) => 128 + sig,
+                _ => 1,
+            };
+        }
+        report
+    }
+
+    fn run_pipeline(&self, stages: &[Stage]) -> Result<Report, Stop> {
+        let mut pids = Vec::new();
+        let mut stdin: Option<std::io::PipeReader> = None;
+        let mut last_failed = None;
+        for (k, stage) in stages.iter().enumerate() {
+            let last = k + 1 == stages.len();
+            let (next_stdin, stdout) = if last {
+                (None, Target::of(std::io::stdout().as_fd()))
+            } else {
+                match std::io::pipe() {
+                    Ok((r, w)) => (Some(r), Ok(Target::Fd(w.into()))),
+                    Err(e) => (None, Err(e)),
+                }
+            };
+            let spawned = stdout.and_then(|out| self.spawn(stage, stdin.take(), out));
+            stdin = next_stdin;
+            match spawned {
+                Ok(pid) => {
+                    pids.push(pid);
+                    if last {
+                        last_failed = None;
+                    }
+                }
+                Err(e) => {
+                    let name = stage.argv.first().map_or("", String::as_str);
+                    let _ = writeln!(std::io::stderr(), "rootbound: {name}: {}", spawn_error(&e));
+                    if last {
+                        last_failed = Some(if e.kind() == std::io::ErrorKind::NotFound {
+                            127
+                        } else {
+                            126
+                        });
+                    }
+                }
+            }
+        }
+        drop(stdin);
+        let statuses = wait_for(&pids)?;
+        if let Some(code) = last_failed {
+            return Ok(Report::Exited(code));
+        }
+        let Some(&status) = pids.last().and_then(|p| statuses.get(p)) else {
+            return Ok(Report::Exited(1));
+        };
+        Ok(if libc::WIFSIGNALED(status) {
+            Report::Signaled(libc::WTERMSIG(status))
+        } else {
+            Report::Exited(libc::WEXITSTATUS(status))
+        })
+    }
+
+    fn spawn(
+        &self,
+        stage: &Stage,
+        stdin: Option<std::io::PipeReader>,
+        stdout: Target,
+    ) -> std::io::Result<libc::pid_t> {
+        let Some((program, args)) = stage.argv.split_first() else {
+            return Err(std::io::Error::other("empty command"));
+        };
+        let mut stdout = stdout;
+        let mut stderr = Target::of(std::io::stderr().as_fd())?;
+        for redirect in &stage.redirects {
+            match redirect {
+                Redirect::StdoutToNull => stdout = Target::Null,
+                Redirect::StderrToNull => stderr = Target::Null,
+                Redirect::StderrToStdout => stderr = stdout.try_clone()?,
+                Redirect::StdoutToStderr => stdout = stderr.try_clone()?,
+            }
+        }
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .env_clear()
+            .envs(self.env.iter().chain(&stage.env).map(|(k, v)| (k, v)))
+            .current_dir(&self.cwd)
+            .stdin(match stdin {
+                Some(pipe) => Stdio::from(pipe),
+                None => Stdio::inherit(),
+            })
+            .stdout(stdout.stdio())
+            .stderr(stderr.stdio());
+        let limits = self.limits;
+        let rules = self.rules.as_ref().map(landlock::Rules::raw_fd);
+        let filters = self.filters.clone();
+        // SAFETY: the supervisor is single-threaded; the closure makes
+        // system calls only, in the child before exec.
+        unsafe {
+            command.pre_exec(move || {
+                limits::apply(&limits)?;
+                if let Some(fd) = rules {
+                    landlock::restrict_self(fd)?;
+                }
+                if let Some(filters) = &filters {
+                    seccomp::apply(filters)?;
+                }
+                Ok(())
+            });
+        }
+        let child = command.spawn()?;
+        Ok(child.id() as libc::pid_t)
+    }
+}
+
+fn spawn_error(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "command not found".into(),
+        std::io::ErrorKind::PermissionDenied => {
+            "permission denied: the sandbox runs programs only \
+            from the system directories and the roots; add a toolchain's directory with \
+            --bash-path or --bash-read"
+                .into()
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// Waits until every process in `pids` has ended, reaping any other child
+/// (orphans re-parented to a subreaper) on the way. Stop if SIGTERM comes.
+fn wait_for(pids: &[libc::pid_t]) -> Result<std::collections::HashMap<libc::pid_t, i32>, Stop> {
+    let mut waiting: HashSet<libc::pid_t> = pids.iter().copied().collect();
+    let mut statuses = std::collections::HashMap::new();
+    let signals = signal_set(&[libc::SIGTERM, libc::SIGCHLD]);
+    let tick = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: Duration::from_millis(100).subsec_nanos() as libc::c_long,
+    };
+    loop {
+        loop {
+            let mut status = 0;
+            // SAFETY: reaping our own children without blocking.
+            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+            if pid <= 0 {
+                break;
+            }
+            if waiting.remove(&pid) {
+                statuses.insert(pid, status);
+            }
+        }
+        if waiting.is_empty() {
+            return Ok(statuses);
+        }
+        // SAFETY: waiting for a blocked signal, with a timeout.
+        let signal = unsafe { libc::sigtimedwait(&signals, std::ptr::null_mut(), &tick) };
+        if signal == libc::SIGTERM {
+            return Err(Stop);
+        }
+    }
+}

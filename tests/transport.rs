@@ -187,26 +187,33 @@ impl Bare {
     }
 
     /// Closes stdin and returns the exit code and everything logged.
-    fn hang_up(mut self) -> (Option<i32>, String) {
+    fn hang_up(&mut self) -> (Option<i32>, String) {
         drop(self.stdin.take());
-        let output = wait_with_deadline(self.child, Duration::from_secs(20));
-        (
-            output.status.code(),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "the server did not exit within 20 s of its input closing"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut log = String::new();
+        if let Some(mut stderr) = self.child.stderr.take() {
+            std::io::Read::read_to_string(&mut stderr, &mut log).unwrap();
+        }
+        (status.code(), log)
     }
 }
 
-fn wait_with_deadline(mut child: std::process::Child, limit: Duration) -> std::process::Output {
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            panic!("the server did not exit within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
+impl Drop for Bare {
+    /// A failed test must not leave a server running.
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
-    child.wait_with_output().unwrap()
 }
 
 fn initialize() -> Value {

@@ -50,6 +50,17 @@ pub const SEARCH_EXCLUDED_DIRS: &[&str] = &[
 ];
 pub const SEARCH_EXCLUDED_EXTENSIONS: &[&str] = &["log", "tmp"];
 
+/// What a walk does with hidden entries (names starting with '.').
+#[derive(Debug, Clone, Default)]
+pub enum HiddenEntries {
+    /// Walked like any other (glob, list_directory, read_many_files).
+    #[default]
+    Walk,
+    /// Skipped unless the name matches one of these globs (search, as
+    /// ripgrep: hidden entries are searched only when asked for by name).
+    SkipUnless(globset::GlobSet),
+}
+
 /// What a walk honours.
 #[derive(Debug, Clone)]
 pub struct WalkOptions {
@@ -63,6 +74,10 @@ pub struct WalkOptions {
     pub excluded_extensions: &'static [&'static str],
     /// 1 = only the direct children of the start directory.
     pub max_depth: Option<usize>,
+    pub hidden: HiddenEntries,
+    /// Report a file symlink (whose target is a file inside the roots);
+    /// false: leave every symlink out, as ripgrep does.
+    pub file_links: bool,
 }
 
 impl Default for WalkOptions {
@@ -74,6 +89,8 @@ impl Default for WalkOptions {
             excluded_dirs: &[],
             excluded_extensions: &[],
             max_depth: None,
+            hidden: HiddenEntries::Walk,
+            file_links: true,
         }
     }
 }
@@ -289,7 +306,7 @@ impl<'g> Walk<'g> {
                 if !(file_type.is_file() || is_link) {
                     return WalkState::Continue;
                 }
-                if is_link && !self.link_is_file_inside(path) {
+                if is_link && !(self.options.file_links && self.link_is_file_inside(path)) {
                     return WalkState::Continue;
                 }
                 // The walker builds every path as `start/...`.
@@ -413,6 +430,12 @@ fn keep_entry(options: &WalkOptions, entry: &DirEntry) -> bool {
         return true;
     }
     let name = entry.file_name();
+    if let HiddenEntries::SkipUnless(named) = &options.hidden
+        && name.as_encoded_bytes().starts_with(b".")
+        && !named.is_match(name)
+    {
+        return false;
+    }
     let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
     if is_dir {
         let Some(name) = name.to_str() else {

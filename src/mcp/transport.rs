@@ -68,7 +68,7 @@ impl StdioTransport {
         StdioTransport::over(reader, writer)
     }
 
-    /// Serves on any byte streams (tests drive it through in-memory pipes).
+    /// Serves on any pair of byte streams.
     pub fn over<R, W>(reader: R, writer: W) -> StdioTransport
     where
         R: tokio::io::AsyncRead + Send + Unpin + 'static,

@@ -1,0 +1,220 @@
+//! Files that are not what they seem: FIFOs where the server reads files of
+//! its own (ignore files) or searches, files swapped for FIFOs or for
+//! symlinks to outside secrets while a walk is running. Every call must
+//! answer, the server must keep answering, and no outside byte may show.
+
+mod common;
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use common::{Scratch, Server, all_text};
+use serde_json::{Value, json};
+
+fn mkfifo(path: &Path) {
+    let c = CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    let rc = unsafe { libc::mkfifo(c.as_ptr(), 0o644) };
+    assert_eq!(rc, 0, "mkfifo {}", path.display());
+}
+
+/// A call that must come back within a few seconds (a FIFO opened for
+/// reading would block forever).
+async fn answers(server: &Server, tool: &str, args: Value) -> String {
+    let Value::Object(args) = args else {
+        unreachable!()
+    };
+    let params = rmcp::model::CallToolRequestParams::new(tool.to_string()).with_arguments(args);
+    let result = tokio::time::timeout(Duration::from_secs(10), server.client.call_tool(params))
+        .await
+        .unwrap_or_else(|_| panic!("{tool} did not answer within 10 s"))
+        .unwrap_or_else(|e| panic!("{tool} failed at the protocol level: {e}"));
+    all_text(&result)
+}
+
+async fn ping(server: &Server) {
+    tokio::time::timeout(Duration::from_secs(10), server.assert_alive())
+        .await
+        .expect("the server answers tools/list within 10 s");
+}
+
+#[tokio::test]
+async fn fifos_in_place_of_ignore_files_hang_no_tool() {
+    let dir = Scratch::new();
+    dir.file("a.txt", "needle\n");
+    dir.file("sub/b.txt", "needle\n");
+    dir.dir(".git/info");
+    mkfifo(&dir.path.join(".gitignore"));
+    mkfifo(&dir.path.join(".geminiignore"));
+    mkfifo(&dir.path.join(".git/info/exclude"));
+    mkfifo(&dir.path.join("sub/.gitignore"));
+    let server = Server::start(&[&dir.path], &[]).await;
+
+    let text = answers(&server, "read_file", json!({"path": "a.txt"})).await;
+    assert_eq!(text, "needle\n");
+    ping(&server).await;
+    let text = answers(&server, "list_directory", json!({"path": "."})).await;
+    assert!(text.contains("a.txt"), "{text}");
+    ping(&server).await;
+    let text = answers(&server, "glob", json!({"pattern": "**/*.txt"})).await;
+    assert!(text.contains("Found 2 file(s)"), "{text}");
+    let text = answers(&server, "search_file_content", json!({"pattern": "needle"})).await;
+    assert!(text.contains("sub/b.txt"), "{text}");
+    let text = answers(&server, "read_many_files", json!({"paths": ["**/*.txt"]})).await;
+    assert!(text.contains("needle"), "{text}");
+    let text = answers(&server, "list_directory", json!({"path": "sub"})).await;
+    assert!(text.contains("b.txt"), "{text}");
+    ping(&server).await;
+}
+
+#[tokio::test]
+async fn a_fifo_searched_by_name_or_found_by_a_walk_hangs_nothing() {
+    let dir = Scratch::new();
+    dir.file("a.txt", "needle\n");
+    mkfifo(&dir.path.join("pipe.txt"));
+    let server = Server::start(&[&dir.path], &[]).await;
+
+    let text = answers(
+        &server,
+        "search_file_content",
+        json!({"pattern": "needle", "path": "pipe.txt"}),
+    )
+    .await;
+    assert!(!text.contains("pipe.txt:"), "{text}");
+    let text = answers(&server, "search_file_content", json!({"pattern": "needle"})).await;
+    assert!(text.contains("a.txt"), "{text}");
+    let text = answers(
+        &server,
+        "read_many_files",
+        json!({"paths": ["pipe.txt", "a.txt"]}),
+    )
+    .await;
+    assert!(text.contains("needle"), "{text}");
+    let text = answers(&server, "read_file", json!({"path": "pipe.txt"})).await;
+    assert!(text.contains("FIFO"), "{text}");
+    ping(&server).await;
+}
+
+/// Runs `swap` over and over on another thread until the returned guard is
+/// dropped.
+struct Swapper {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<usize>>,
+}
+
+impl Swapper {
+    fn start(mut swap: impl FnMut() + Send + 'static) -> Swapper {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut rounds = 0;
+            while !flag.load(Ordering::Relaxed) {
+                swap();
+                rounds += 1;
+            }
+            rounds
+        });
+        Swapper {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn finish(mut self) -> usize {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.take().unwrap().join().unwrap()
+    }
+}
+
+#[tokio::test]
+async fn files_swapped_for_fifos_during_walks_hang_nothing() {
+    let dir = Scratch::new();
+    let files = 20;
+    for i in 0..files {
+        dir.file(&format!("f{i}.txt"), "needle\n");
+    }
+    let root = dir.path.clone();
+    let swapper = Swapper::start(move || {
+        for i in 0..files {
+            let target = root.join(format!("f{i}.txt"));
+            let fifo = root.join(format!(".fifo{i}"));
+            let regular = root.join(format!(".regular{i}"));
+            mkfifo(&fifo);
+            std::fs::rename(&fifo, &target).unwrap();
+            std::fs::write(&regular, "needle\n").unwrap();
+            std::fs::rename(&regular, &target).unwrap();
+        }
+    });
+    let server = Server::start(&[&dir.path], &[]).await;
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut calls = 0;
+    while Instant::now() < deadline {
+        answers(
+            &server,
+            "search_file_content",
+            json!({"pattern": "needle", "no_ignore": true}),
+        )
+        .await;
+        answers(&server, "read_many_files", json!({"paths": ["*.txt"]})).await;
+        answers(&server, "glob", json!({"pattern": "*.txt"})).await;
+        ping(&server).await;
+        calls += 3;
+    }
+    let rounds = swapper.finish();
+    assert!(rounds > 0 && calls > 0);
+    ping(&server).await;
+}
+
+/// A file swapped between a regular file and a symlink to an outside secret,
+/// searched over and over: the secret never shows.
+#[tokio::test]
+async fn search_never_reads_through_a_file_swapped_for_an_outside_symlink() {
+    let outside = Scratch::new();
+    let secret = outside.file("secret.txt", "needle OUTSIDE-SECRET\n");
+    let dir = Scratch::new();
+    let files = 20;
+    for i in 0..files {
+        dir.file(&format!("f{i}.txt"), "needle inside\n");
+    }
+    let root = dir.path.clone();
+    let swapper = Swapper::start(move || {
+        for i in 0..files {
+            let target = root.join(format!("f{i}.txt"));
+            let link = root.join(format!(".link{i}"));
+            let regular = root.join(format!(".regular{i}"));
+            std::os::unix::fs::symlink(&secret, &link).unwrap();
+            std::fs::rename(&link, &target).unwrap();
+            std::fs::write(&regular, "needle inside\n").unwrap();
+            std::fs::rename(&regular, &target).unwrap();
+        }
+    });
+    let server = Server::start(&[&dir.path], &[]).await;
+    let deadline = Instant::now() + Duration::from_secs(4);
+    let (mut calls, mut inside_seen) = (0, 0);
+    while Instant::now() < deadline {
+        for args in [
+            json!({"pattern": "needle", "no_ignore": true}),
+            json!({"pattern": "needle", "path": "f0.txt"}),
+            json!({"pattern": "needle", "names_only": true}),
+        ] {
+            let text = answers(&server, "search_file_content", args).await;
+            assert!(
+                !text.contains("OUTSIDE-SECRET"),
+                "leaked after {calls} calls: {text}"
+            );
+            inside_seen += usize::from(text.contains("needle inside"));
+            calls += 1;
+        }
+    }
+    let rounds = swapper.finish();
+    assert!(rounds > 0, "the swapper never ran");
+    assert!(
+        inside_seen > 0,
+        "no search saw the files at all ({calls} calls)"
+    );
+    eprintln!("{calls} searches during {rounds} swap rounds of {files} files: no outside byte");
+}

@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand, ValueEnum};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
-use crate::config::{BashConfig, BashMode, Config};
+use crate::config::{BashConfig, BashMode, Config, Dialect};
 use crate::tools::{self, Registry};
 
 #[derive(Debug, Parser)]
@@ -63,6 +63,17 @@ pub struct Cli {
     /// Do not offer the tool NAME (repeatable).
     #[arg(long = "disable-tool", value_name = "NAME", global = true)]
     pub disabled_tools: Vec<String>,
+
+    /// Which Gemini CLI dialect the tool list speaks: names, schemas and
+    /// messages (every dialect accepts every spelling).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "DIALECT",
+        default_value = "gemini-0.24",
+        global = true
+    )]
+    pub dialect: Dialect,
 
     /// Log level (logs go to stderr; RUST_LOG overrides).
     #[arg(
@@ -193,6 +204,7 @@ impl Cli {
         };
         config.read_only = self.read_only;
         config.disabled_tools = self.disabled_tools.clone();
+        config.dialect = self.dialect;
         Ok(config)
     }
 }

@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::tools::spec::{Access, ToolSpec};
+
 /// How the `bash` tool decides what may run (SECURITY.md 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum BashMode {
@@ -24,6 +26,34 @@ impl BashMode {
             BashMode::Unrestricted => "unrestricted",
             BashMode::Off => "off",
         }
+    }
+}
+
+/// Which Gemini CLI dialect the tool list speaks (TOOLS.md 0.7): names,
+/// schemas and messages. Every dialect accepts every spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Dialect {
+    /// Gemini CLI 0.24's tools (`search_file_content`, `offset`/`limit`).
+    #[default]
+    #[value(name = "gemini-0.24")]
+    Gemini024,
+    /// The newest Gemini CLI's tools (`grep_search`, `start_line`/`end_line`,
+    /// `dir_path`, `allow_multiple`).
+    #[value(name = "gemini-current")]
+    GeminiCurrent,
+}
+
+impl Dialect {
+    /// Position in per-dialect arrays.
+    pub fn index(self) -> usize {
+        match self {
+            Dialect::Gemini024 => 0,
+            Dialect::GeminiCurrent => 1,
+        }
+    }
+
+    pub fn is_current(self) -> bool {
+        self == Dialect::GeminiCurrent
     }
 }
 
@@ -64,6 +94,7 @@ pub struct Config {
     pub disabled_tools: Vec<String>,
     /// How long a content search may run before it returns what it found.
     pub search_timeout: Duration,
+    pub dialect: Dialect,
 }
 
 impl Config {
@@ -76,18 +107,23 @@ impl Config {
             read_only: false,
             disabled_tools: Vec::new(),
             search_timeout: Duration::from_secs(30),
+            dialect: Dialect::default(),
         }
     }
 
-    /// Whether the tool called `name` is offered.
-    pub fn offers(&self, name: &str) -> bool {
-        if self.disabled_tools.iter().any(|d| d == name) {
+    /// Whether a tool is offered: not disabled under any of its names, and
+    /// allowed by what it may do.
+    pub fn offers(&self, spec: &ToolSpec) -> bool {
+        if spec
+            .names()
+            .any(|n| self.disabled_tools.iter().any(|d| d == n))
+        {
             return false;
         }
-        match name {
-            "write_file" | "replace" => !self.read_only,
-            "bash" => self.bash.mode != BashMode::Off,
-            _ => true,
+        match spec.access {
+            Access::Reads => true,
+            Access::Writes => !self.read_only,
+            Access::Shell => self.bash.mode != BashMode::Off,
         }
     }
 }

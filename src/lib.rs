@@ -21,3 +21,8 @@ pub use mcp::transport::StdioTransport;
 pub use shell::sandbox::SUPERVISOR_ARG;
 pub use shell::sandbox::supervisor::main as run_supervisor;
 pub use tools::{Registry, State};
+
+/// For the `cargo fuzz` target in `fuzz/`: plans a bash line and panics
+/// if an accepted line would run other words than the policy checked.
+#[doc(hidden)]
+pub use shell::fuzzing::check_line as fuzz_bash_line;

@@ -340,6 +340,64 @@ async fn class3_git_configuration_that_names_programs_refuses_git() {
     assert!(!marker.exists(), "git ran a configured program");
 }
 
+/// Class 3, submodules: git runs itself inside a submodule, whose own
+/// configuration the server never asked; it is kept out of submodules
+/// (an explicit `--ignore-submodules=all`, which a `.gitmodules` saying
+/// `ignore = none` cannot undo), and options that would recurse are refused.
+#[tokio::test]
+async fn class3_a_submodules_configuration_runs_nothing() {
+    let l = Layout::new();
+    let root = l.root();
+    l.git_repo();
+    let sub = root.join("sub");
+    l.tmp.file("root/sub/f", "f\n");
+    git(&sub, &["init", "-q"]);
+    git(&sub, &["add", "f"]);
+    git(&sub, &["commit", "-q", "-m", "sub"]);
+    git(&root, &["add", "sub"]);
+    git(&root, &["commit", "-q", "-m", "with sub"]);
+    git(
+        &sub,
+        &["config", "filter.x.clean", "expr 40000 + 1234 >&2; cat"],
+    );
+    l.tmp.file("root/sub/.git/info/attributes", "f filter=x\n");
+    l.tmp.file(
+        "root/.gitmodules",
+        "[submodule \"sub\"]\n\tpath = sub\n\turl = ./sub\n\tignore = none\n",
+    );
+    let later = std::time::SystemTime::now() + Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(sub.join("f"))
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    let server = l.server(&[]).await;
+    for command in [
+        "git status",
+        "git status --porcelain",
+        "git diff",
+        "git diff --stat",
+        "git diff HEAD",
+        "git log -p -n 2",
+        "git show --stat",
+        "git grep f",
+    ] {
+        let (_, text) = bash(&server, command).await;
+        assert!(!text.contains("41234"), "{command}: {text}");
+    }
+    for command in [
+        "git describe --dirty --always",
+        "git status --ignore-submodules=none",
+        "git diff --submodule=diff",
+        "git grep --recurse-submodules f",
+        "git ls-files --recurse-submodules",
+    ] {
+        let text = refused(&server, command).await;
+        assert!(!text.contains("41234"), "{command}: {text}");
+    }
+}
+
 /// Class 3, bare layout: a root that looks like a bare repository, written
 /// with the server's own write_file, is never used as git's repository.
 #[tokio::test]

@@ -143,18 +143,39 @@ async fn every_tool_has_a_flat_documented_schema_title_and_annotations() {
 #[tokio::test]
 async fn read_file_schema_documents_defaults_and_minimums() {
     let dir = Scratch::new();
+    dir.file("a.txt", "hello\n");
     let server = Server::start(&[&dir.path], &[]).await;
     let tools = server.client.list_all_tools().await.unwrap();
     let read = tools.iter().find(|t| t.name == "read_file").unwrap();
     let schema = Value::Object(read.input_schema.as_ref().clone());
     assert_eq!(schema["required"], json!(["path"]));
-    assert_eq!(schema["properties"]["offset"]["minimum"], 0);
     assert_eq!(schema["properties"]["offset"]["default"], 0);
-    assert_eq!(schema["properties"]["limit"]["minimum"], 1);
     assert_eq!(schema["properties"]["limit"]["default"], 2000);
+    // As in Gemini CLI, offset and limit carry no `minimum`: read_file's own
+    // messages answer a bad value, in Gemini CLI's words.
+    assert!(schema["properties"]["offset"].get("minimum").is_none());
+    assert_eq!(
+        server
+            .err_text("read_file", json!({"path": "a.txt", "offset": -1}))
+            .await,
+        "Offset must be a non-negative number"
+    );
+    assert_eq!(
+        server
+            .err_text("read_file", json!({"path": "a.txt", "limit": 0}))
+            .await,
+        "Limit must be a positive number"
+    );
     // Aliases are accepted but not published.
     assert!(schema["properties"].get("file_path").is_none());
     assert!(schema["properties"].get("start_line").is_none());
+    // The newer range has minimums, checked by the validator.
+    assert_eq!(
+        server
+            .err_text("read_file", json!({"path": "a.txt", "start_line": 0}))
+            .await,
+        "params/start_line must be >= 1"
+    );
 }
 
 #[tokio::test]

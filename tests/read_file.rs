@@ -411,9 +411,14 @@ async fn aliases_uris_and_absolute_paths() {
         )
         .await;
     assert!(text.starts_with("File not found"), "{text}");
+    // Gemini CLI's words for an empty path, under the name the caller used.
     assert_eq!(
         server.err_text("read_file", json!({"path": "  "})).await,
-        "The path must be a non-empty string."
+        "The 'path' parameter must be non-empty."
+    );
+    assert_eq!(
+        server.err_text("read_file", json!({"file_path": ""})).await,
+        "The 'file_path' parameter must be non-empty."
     );
 }
 

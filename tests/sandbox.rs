@@ -586,3 +586,163 @@ fn the_sandbox_subcommand_prints_the_property_table() {
     }
     let _ = std::io::stderr().write_all(text.as_bytes());
 }
+
+// --- Regressions from the attack on 7de31a8 ------------------------------
+
+#[tokio::test]
+async fn no_datagram_reaches_an_outside_unix_socket_and_no_abstract_name_is_bound() {
+    if !has("seccomp") {
+        return skip("no_datagram_reaches", "seccomp is not available");
+    }
+    let l = Layout::new();
+    let path = l.outside().join("dgram.sock");
+    let listener = std::os::unix::net::UnixDatagram::bind(&path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let name = format!("rootbound-inside-{}", std::process::id());
+    let server = l.server(&[]).await;
+    let script = format!(
+        "perl -MSocket -e 'socketpair(my $a, my $b, AF_UNIX, SOCK_DGRAM, 0) or print \"no-dgram-pair\\n\"; \
+         send($a, \"MARKER-41234\", 0, pack_sockaddr_un(\"{p}\")); \
+         socketpair(my $c, my $d, AF_UNIX, SOCK_STREAM, 0) or die; \
+         bind($c, pack_sockaddr_un(\"\\0{name}\")) and print \"abstract-bound\\n\"; \
+         connect($c, pack_sockaddr_un(\"{p}\")) and print \"connected\\n\"'",
+        p = path.display()
+    );
+    let a = sh(&server, &script).await;
+    std::thread::sleep(Duration::from_millis(200));
+    let mut buf = [0u8; 64];
+    assert!(
+        listener.recv(&mut buf).is_err(),
+        "a datagram arrived: {a:?}"
+    );
+    assert!(a.stdout.contains("no-dgram-pair"), "{a:?}");
+    assert!(
+        !a.stdout.contains("abstract-bound") && !a.stdout.contains("connected"),
+        "{a:?}"
+    );
+}
+
+fn msg_queue(key: i32, create: bool) -> i32 {
+    // SAFETY: msgget with a key and flags.
+    unsafe { libc::msgget(key, if create { libc::IPC_CREAT | 0o600 } else { 0 }) }
+}
+
+#[tokio::test]
+async fn ipc_objects_are_not_shared_with_the_host() {
+    let l = Layout::new();
+    let server = l.server(&[]).await;
+    let inside_key = 0x5242_0000 + (std::process::id() as i32 & 0xffff);
+    let host_key = inside_key + 0x1_0000;
+    let host_queue = msg_queue(host_key, true);
+    assert!(host_queue >= 0);
+    let a = sh(
+        &server,
+        &format!(
+            "perl -e 'use IPC::SysV qw(IPC_CREAT); my $q = msgget({inside_key}, IPC_CREAT | 0600); \
+             defined $q and print \"made\\n\"; defined msgget({host_key}, 0) and print \"host-visible\\n\"'"
+        ),
+    )
+    .await;
+    assert!(!a.stdout.contains("host-visible"), "{a:?}");
+    // What the call made is gone with it, and never was the host's.
+    assert_eq!(msg_queue(inside_key, false), -1, "{a:?}");
+    // SAFETY: removing the queue this test made.
+    unsafe { libc::msgctl(host_queue, libc::IPC_RMID, std::ptr::null_mut()) };
+}
+
+#[tokio::test]
+async fn no_inotify_no_leases_and_no_setid_files() {
+    if !has("seccomp") {
+        return skip("no_inotify_no_leases", "seccomp is not available");
+    }
+    let l = Layout::new();
+    let lease_target = l.outside().join("victim.txt");
+    let server = l.server(&[]).await;
+    let a = sh(
+        &server,
+        &format!(
+            "perl -e 'syscall(294, 0) >= 0 and print \"inotify-open\\n\"'; \
+             perl -e 'open(F, \"<\", \"{lease}\") or die; fcntl(F, 1024, 0) and print \"leased\\n\"'; \
+             cp /usr/bin/id id-suid; chmod 4755 id-suid; chmod g+s id-suid; \
+             perl -e 'sysopen(F, \"made-suid\", 0101, 04755) and print \"created\\n\"'; true",
+            lease = lease_target.display()
+        ),
+    )
+    .await;
+    for token in ["inotify-open", "leased", "created"] {
+        assert!(!a.stdout.contains(token), "{token}: {a:?}");
+    }
+    let mode = std::fs::metadata(l.root().join("id-suid")).unwrap().mode();
+    assert_eq!(mode & 0o6000, 0, "set-ID bits were set: {mode:o}");
+    assert!(!l.root().join("made-suid").exists());
+}
+
+#[tokio::test]
+async fn host_processes_and_home_directories_cannot_be_looked_up() {
+    if !has("mount_ns") || !has("pid_ns") {
+        return skip("host_processes_and_home", "no mount or PID namespace");
+    }
+    let l = Layout::new();
+    let server = l.server(&[]).await;
+    let mut outside = std::process::Command::new("sleep")
+        .arg("600")
+        .spawn()
+        .unwrap();
+    let home = PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()));
+    let probe = home.join(format!(".rootbound-probe-{}", std::process::id()));
+    let made = std::fs::write(&probe, "x").is_ok();
+    let a = sh(
+        &server,
+        &format!(
+            "stat -c %n /proc/{pid}; stat -c %n {probe}; true",
+            pid = outside.id(),
+            probe = probe.display()
+        ),
+    )
+    .await;
+    outside.kill().unwrap();
+    let _ = outside.wait();
+    if made {
+        std::fs::remove_file(&probe).unwrap();
+        if home.starts_with("/root") || home.starts_with("/home") {
+            assert!(!a.stdout.contains(".rootbound-probe"), "{a:?}");
+        }
+    }
+    assert!(
+        !a.stdout.contains(&format!("/proc/{}", outside.id())),
+        "{a:?}"
+    );
+}
+
+#[test]
+fn an_unprivileged_server_removes_a_temporary_directory_made_unwritable() {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let l = Layout::new();
+    let mut command = std::process::Command::new(common::BIN);
+    command
+        .arg("--root")
+        .arg(l.root())
+        .args(["--bash-mode", "unrestricted", "call", "bash"])
+        .arg(r#"{"command":"mkdir -p $TMPDIR/d/e && touch $TMPDIR/d/e/f && chmod 000 $TMPDIR/d"}"#)
+        .env("TMPDIR", l.temp_base());
+    if root {
+        // As root the removal would succeed anyway; run as nobody.
+        for dir in [&l.tmp.path, &l.root(), &l.temp_base()] {
+            std::process::Command::new("chown")
+                .args(["65534:65534"])
+                .arg(dir)
+                .status()
+                .unwrap();
+        }
+        std::os::unix::process::CommandExt::uid(&mut command, 65534);
+        std::os::unix::process::CommandExt::gid(&mut command, 65534);
+    }
+    let out = command.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let left: Vec<_> = std::fs::read_dir(l.temp_base())
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

@@ -50,8 +50,18 @@ pub struct DirRules {
     exclude: Option<Arc<Gitignore>>,
     /// Inside a git work tree (else `.gitignore` files do not apply).
     in_repo: bool,
-    /// The directory itself is ignored: so is everything in it.
-    ignored: bool,
+    /// The directory itself is ignored (and by which file): so is
+    /// everything in it.
+    ignored: Option<IgnoredBy>,
+}
+
+/// Which kind of ignore file hides a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IgnoredBy {
+    /// A `.gitignore` (or `.git/info/exclude`).
+    Git,
+    /// The root's `.geminiignore`.
+    Gemini,
 }
 
 impl<'g> IgnoreSet<'g> {
@@ -76,12 +86,12 @@ impl<'g> IgnoreSet<'g> {
         };
         let Some(top) = top else {
             return DirRules {
-                ignored: self.gemini_says(dir, true),
+                ignored: self.gemini_says(dir, true).then_some(IgnoredBy::Gemini),
                 ..DirRules::default()
             };
         };
         let mut rules = self.repo_top_rules(&top);
-        rules.ignored = self.gemini_says(&top, true);
+        rules.ignored = self.gemini_says(&top, true).then_some(IgnoredBy::Gemini);
         let below: Vec<&Path> = dir.ancestors().take_while(|a| *a != top).collect();
         for ancestor in below.into_iter().rev() {
             rules = self.child_rules(&rules, ancestor);
@@ -91,9 +101,9 @@ impl<'g> IgnoreSet<'g> {
 
     /// The rules for the entries of `dir`, given the rules of its parent.
     pub fn child_rules(&self, parent: &DirRules, dir: &Path) -> DirRules {
-        if parent.ignored || self.is_ignored(parent, dir, true) {
+        if let Some(by) = self.ignored_by(parent, dir, true) {
             return DirRules {
-                ignored: true,
+                ignored: Some(by),
                 ..parent.clone()
             };
         }
@@ -166,23 +176,29 @@ impl<'g> IgnoreSet<'g> {
                 .collect(),
             exclude: self.exclude_rules(top),
             in_repo: true,
-            ignored: false,
+            ignored: None,
         }
     }
 
     /// Whether `path` (an entry of the directory `rules` belong to) is ignored.
     pub fn is_ignored(&self, rules: &DirRules, path: &Path, is_dir: bool) -> bool {
-        if rules.ignored {
-            return true;
+        self.ignored_by(rules, path, is_dir).is_some()
+    }
+
+    /// Which ignore file hides `path` (an entry of the directory `rules`
+    /// belong to), if any.
+    pub fn ignored_by(&self, rules: &DirRules, path: &Path, is_dir: bool) -> Option<IgnoredBy> {
+        if rules.ignored.is_some() {
+            return rules.ignored;
         }
         for gi in rules.chain.iter().chain(rules.exclude.iter()) {
             match gi.matched(path, is_dir) {
-                ignore::Match::Ignore(_) => return true,
-                ignore::Match::Whitelist(_) => return false,
+                ignore::Match::Ignore(_) => return Some(IgnoredBy::Git),
+                ignore::Match::Whitelist(_) => return None,
                 ignore::Match::None => {}
             }
         }
-        self.gemini_says(path, is_dir)
+        self.gemini_says(path, is_dir).then_some(IgnoredBy::Gemini)
     }
 
     /// Whether the root's `.geminiignore` hides `path`, itself or through

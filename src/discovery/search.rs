@@ -26,6 +26,8 @@ use crate::text::names::{Escaped, escape_name};
 /// One search's settings.
 pub struct Query {
     pub matcher: RegexMatcher,
+    /// Lines matching this are left out (matches and context alike).
+    pub exclude: Option<RegexMatcher>,
     pub before: usize,
     pub after: usize,
     /// Most matching lines overall.
@@ -51,6 +53,21 @@ pub fn build_matcher(
         .line_terminator(Some(b'\n'))
         .build(pattern)
         .map_err(|e| e.to_string())
+}
+
+/// Why `pattern` is not a valid regular expression, worded on the pattern as
+/// given (the matcher's own error shows the pattern as it rewrote it), or
+/// None if the syntax is fine.
+pub fn pattern_error(pattern: &str, case_sensitive: bool, fixed: bool) -> Option<String> {
+    if fixed {
+        return None;
+    }
+    regex_syntax::ParserBuilder::new()
+        .case_insensitive(!case_sensitive)
+        .build()
+        .parse(pattern)
+        .err()
+        .map(|e| e.to_string())
 }
 
 /// The `include` filter: a glob on the path relative to the search
@@ -98,6 +115,8 @@ pub struct Line {
 /// The hits of one file.
 #[derive(Debug, Clone)]
 pub struct FileHits {
+    /// The file as walked.
+    pub path: PathBuf,
     /// Relative to the search directory, `/`-separated.
     pub rel: String,
     pub lines: Vec<Line>,
@@ -438,15 +457,35 @@ impl<R: std::io::Read> std::io::Read for BoundedLines<R> {
     }
 }
 
+/// Searches the files of `outcome` again with `lines` of context around
+/// each match (which were found without context).
+pub fn add_context(guard: &Guard, outcome: &mut Outcome, query: &Query, lines: usize) {
+    let mut worker = Worker::with_context(query, lines, lines);
+    for hits in &mut outcome.files {
+        if let Some(mut again) = worker.search(guard, &hits.path, &hits.rel) {
+            // The same cap as the first time: keep as many matches as then.
+            if again.matches > hits.matches {
+                again = truncate_hits(again, hits.matches);
+            }
+            *hits = again;
+        }
+    }
+}
+
 /// A reusable searcher (its buffers) and matcher, one per thread.
 struct Worker {
     searcher: Searcher,
     matcher: RegexMatcher,
+    exclude: Option<RegexMatcher>,
     names_only: bool,
 }
 
 impl Worker {
     fn new(query: &Query) -> Worker {
+        Worker::with_context(query, query.before, query.after)
+    }
+
+    fn with_context(query: &Query, before: usize, after: usize) -> Worker {
         // One match past the overall cap tells whether the cap cut anything.
         let per_file = if query.names_only {
             Some(1)
@@ -460,19 +499,18 @@ impl Worker {
         let searcher = SearcherBuilder::new()
             // Lines are at most MAX_LINE_BYTES (see BoundedLines); context
             // lines are held too. Past this, the file is skipped.
-            .heap_limit(Some(
-                MAX_LINE_BYTES * (2 + query.before + query.after).min(64),
-            ))
+            .heap_limit(Some(MAX_LINE_BYTES * (2 + before + after).min(64)))
             .line_number(true)
             .binary_detection(BinaryDetection::quit(b'\0'))
             .bom_sniffing(true)
-            .before_context(if query.names_only { 0 } else { query.before })
-            .after_context(if query.names_only { 0 } else { query.after })
+            .before_context(if query.names_only { 0 } else { before })
+            .after_context(if query.names_only { 0 } else { after })
             .max_matches(per_file)
             .build();
         Worker {
             searcher,
             matcher: query.matcher.clone(),
+            exclude: query.exclude.clone(),
             names_only: query.names_only,
         }
     }
@@ -487,6 +525,7 @@ impl Worker {
             matches: 0,
             binary: false,
             names_only: self.names_only,
+            exclude: self.exclude.as_ref(),
         };
         // Unreadable files are skipped like ripgrep skips them.
         let (file, _) = guard.open_walked(path).ok()?;
@@ -513,6 +552,7 @@ impl Worker {
             sink.lines = kept;
         }
         Some(FileHits {
+            path: path.to_path_buf(),
             rel: rel.to_string(),
             lines: sink.lines,
             matches: sink.matches,
@@ -521,14 +561,21 @@ impl Worker {
 }
 
 /// Collects the lines of one file.
-struct Collect {
+struct Collect<'m> {
     lines: Vec<Line>,
     matches: usize,
     binary: bool,
     names_only: bool,
+    exclude: Option<&'m RegexMatcher>,
 }
 
-impl Collect {
+impl Collect<'_> {
+    fn excluded(&self, bytes: &[u8]) -> bool {
+        use grep_matcher::Matcher;
+        self.exclude
+            .is_some_and(|m| m.is_match(bytes).unwrap_or(false))
+    }
+
     fn push(&mut self, number: Option<u64>, bytes: &[u8], is_match: bool) {
         let text = String::from_utf8_lossy(bytes);
         let (text, _) = cut_line(text.trim_end());
@@ -540,10 +587,13 @@ impl Collect {
     }
 }
 
-impl Sink for Collect {
+impl Sink for Collect<'_> {
     type Error = std::io::Error;
 
     fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        if self.excluded(mat.bytes()) {
+            return Ok(true);
+        }
         self.matches += 1;
         if !self.names_only {
             self.push(mat.line_number(), mat.bytes(), true);
@@ -552,6 +602,9 @@ impl Sink for Collect {
     }
 
     fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, Self::Error> {
+        if self.excluded(ctx.bytes()) {
+            return Ok(true);
+        }
         self.push(ctx.line_number(), ctx.bytes(), false);
         Ok(true)
     }
@@ -599,6 +652,7 @@ mod tests {
         let guard = Guard::new(&[dir.path()]).unwrap();
         let query = Query {
             matcher: build_matcher("needle", false, false).unwrap(),
+            exclude: None,
             before: 0,
             after: 0,
             total_max: 1000,
@@ -620,6 +674,7 @@ mod tests {
         let late = Query {
             deadline: Instant::now(),
             matcher: query.matcher.clone(),
+            exclude: None,
             include: None,
             walk: WalkOptions::default(),
             ..query
@@ -655,6 +710,7 @@ mod tests {
             is_match: m,
         };
         let hits = FileHits {
+            path: PathBuf::from("f"),
             rel: "f".into(),
             lines: vec![
                 line(1, false),

@@ -56,6 +56,17 @@ pub const SEARCH_EXCLUDED_DIRS: &[&str] = &[
 ];
 pub const SEARCH_EXCLUDED_EXTENSIONS: &[&str] = &["log", "tmp"];
 
+/// What a walk does with hidden entries (names starting with '.').
+#[derive(Debug, Clone, Default)]
+pub enum HiddenEntries {
+    /// Walked like any other (glob, list_directory, read_many_files).
+    #[default]
+    Walk,
+    /// Skipped unless the name matches one of these globs (search, as
+    /// ripgrep: hidden entries are searched only when asked for by name).
+    SkipUnless(globset::GlobSet),
+}
+
 /// What a walk honours.
 #[derive(Debug, Clone)]
 pub struct WalkOptions {
@@ -69,6 +80,10 @@ pub struct WalkOptions {
     pub excluded_extensions: &'static [&'static str],
     /// 1 = only the direct children of the start directory.
     pub max_depth: Option<usize>,
+    pub hidden: HiddenEntries,
+    /// Report a file symlink (whose target is a file inside the roots);
+    /// false: leave every symlink out, as ripgrep does.
+    pub file_links: bool,
 }
 
 impl Default for WalkOptions {
@@ -80,6 +95,8 @@ impl Default for WalkOptions {
             excluded_dirs: &[],
             excluded_extensions: &[],
             max_depth: None,
+            hidden: HiddenEntries::Walk,
+            file_links: true,
         }
     }
 }
@@ -464,7 +481,7 @@ impl Lister<'_, '_> {
             path.push(&item.name);
             let ignored = is_ignored(&path, false);
             let wanted = (self.report_ignored || !ignored)
-                && (!is_symlink || walk.link_is_file_inside(&path));
+                && (!is_symlink || (walk.options.file_links && walk.link_is_file_inside(&path)));
             // Every path is built as `start/...`.
             let rel = path
                 .as_os_str()
@@ -494,6 +511,12 @@ impl Lister<'_, '_> {
 
 /// The entry filter shared by every walk: default and extra excludes.
 fn keep_entry(options: &WalkOptions, name: &OsStr, is_dir: bool) -> bool {
+    if let HiddenEntries::SkipUnless(named) = &options.hidden
+        && name.as_encoded_bytes().starts_with(b".")
+        && !named.is_match(name)
+    {
+        return false;
+    }
     if is_dir {
         let Some(name) = name.to_str() else {
             return true;

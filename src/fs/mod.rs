@@ -23,3 +23,26 @@ pub fn canonical_dir(path: &std::path::Path) -> std::io::Result<std::path::PathB
     }
     Ok(canonical)
 }
+
+/// Builds the small tree the bash fuzz target plans against (see
+/// `shell::fuzzing`): files for globs, a git repository, a link out.
+pub(crate) fn fuzz_fixture(root: &std::path::Path) -> std::io::Result<()> {
+    let outside = root.with_file_name("outside");
+    std::fs::create_dir_all(root.join("src"))?;
+    std::fs::create_dir_all(root.join(".git"))?;
+    std::fs::create_dir_all(&outside)?;
+    for (name, text) in [
+        ("a.txt", "alpha\n"),
+        ("b.txt", "beta\n"),
+        ("src/m.rs", "fn main() {}\n"),
+        (".git/config", "[core]\n\tbare = false\n"),
+        (".git/HEAD", "ref: refs/heads/main\n"),
+    ] {
+        std::fs::write(root.join(name), text)?;
+    }
+    std::fs::write(outside.join("secret"), "secret\n")?;
+    match std::os::unix::fs::symlink(&outside, root.join("link_out")) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
+        _ => Ok(()),
+    }
+}

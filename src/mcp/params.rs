@@ -13,6 +13,8 @@
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde::de::DeserializeOwned;
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
 pub type JsonObject = Map<String, Value>;
@@ -168,16 +170,57 @@ pub struct Alias {
     pub to: &'static str,
 }
 
-/// Copies aliased values to their canonical names. The canonical name wins
-/// when both are given; an explicit `null` counts as absent.
-pub fn apply_aliases(args: &mut JsonObject, aliases: &[Alias]) {
+/// What a call's parameters are called in messages: the spelling the caller
+/// used (an alias), else the name the tool list shows, else the canonical
+/// name.
+#[derive(Debug, Default, Clone)]
+pub struct Naming {
+    /// Canonical name → the alias the caller spelled it with.
+    spelled: HashMap<String, String>,
+    /// Canonical name → the name the advertised schema uses.
+    published: HashMap<String, String>,
+}
+
+impl Naming {
+    /// A naming whose advertised names differ from the canonical ones as
+    /// `published` says (canonical → shown).
+    pub fn new(published: HashMap<String, String>) -> Naming {
+        Naming {
+            spelled: HashMap::new(),
+            published,
+        }
+    }
+
+    /// How a top-level parameter appears in a message path (`a/b` for a
+    /// nested spelling).
+    pub fn shown(&self, canonical: &str) -> String {
+        self.spelled
+            .get(canonical)
+            .or_else(|| self.published.get(canonical))
+            .map_or(canonical, String::as_str)
+            .replace('.', "/")
+    }
+}
+
+/// Copies aliased values to their canonical names and records, in `naming`,
+/// which spelling each came from. The canonical name wins when both are
+/// given, unless it is `null`; an alias given as `null` still counts as
+/// given (so the caller hears `params/<alias> must be string`).
+pub fn apply_aliases(args: &mut JsonObject, aliases: &[Alias], naming: &mut Naming) {
     for alias in aliases {
         if args.get(alias.to).is_some_and(|v| !v.is_null()) {
             continue;
         }
-        if let Some(value) = lookup(args, alias.from).filter(|v| !v.is_null()).cloned() {
-            args.insert(alias.to.to_string(), value);
+        let Some(value) = lookup(args, alias.from).cloned() else {
+            continue;
+        };
+        if value.is_null() && args.contains_key(alias.to) {
+            continue;
         }
+        args.insert(alias.to.to_string(), value);
+        naming
+            .spelled
+            .insert(alias.to.to_string(), alias.from.to_string());
     }
 }
 
@@ -191,41 +234,66 @@ fn lookup<'a>(args: &'a JsonObject, dotted: &str) -> Option<&'a Value> {
 }
 
 /// Checks `args` against a portable `schema`, in the order Gemini CLI's
-/// validator reports: missing required properties first, then types. Also
-/// normalises what it accepts: `null` optional values are dropped and
-/// integral floats (`5.0`) become integers.
-pub fn validate(schema: &JsonObject, args: &mut JsonObject) -> Result<(), String> {
-    validate_object(schema, args, "params")
+/// validator (Ajv) reports: the `required` names first (a `null` value
+/// counts as given), then each property's type, range and items. `required`
+/// lists canonical names; `naming` phrases them. Integral floats (`5.0`)
+/// given for an integer become integers.
+pub fn validate(
+    schema: &JsonObject,
+    required: &[String],
+    args: &mut JsonObject,
+    naming: &Naming,
+) -> Result<(), String> {
+    for name in required {
+        if !args.contains_key(name) {
+            return Err(format!(
+                "params must have required property '{}'",
+                naming.shown(name)
+            ));
+        }
+    }
+    let Some(Value::Object(props)) = schema.get("properties") else {
+        return Ok(());
+    };
+    for (name, prop) in props {
+        let Some(value) = args.get_mut(name) else {
+            continue;
+        };
+        let Value::Object(prop) = prop else { continue };
+        check_value(prop, value, &format!("params/{}", naming.shown(name)))?;
+    }
+    Ok(())
 }
 
-fn validate_object(schema: &JsonObject, args: &mut JsonObject, at: &str) -> Result<(), String> {
-    let required: Vec<&str> = schema
+/// The `required` list of a schema.
+pub fn required_of(schema: &JsonObject) -> Vec<String> {
+    schema
         .get("required")
         .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    for name in &required {
-        if args.get(*name).is_none_or(Value::is_null) {
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn validate_nested(schema: &JsonObject, args: &mut JsonObject, at: &str) -> Result<(), String> {
+    for name in required_of(schema) {
+        if !args.contains_key(&name) {
             return Err(format!("{at} must have required property '{name}'"));
         }
     }
     let Some(Value::Object(props)) = schema.get("properties") else {
         return Ok(());
     };
-    let mut drop = Vec::new();
     for (name, prop) in props {
         let Some(value) = args.get_mut(name) else {
             continue;
         };
-        if value.is_null() {
-            drop.push(name.clone());
-            continue;
-        }
         let Value::Object(prop) = prop else { continue };
         check_value(prop, value, &format!("{at}/{name}"))?;
-    }
-    for name in drop {
-        args.remove(&name);
     }
     Ok(())
 }
@@ -249,6 +317,11 @@ fn check_value(schema: &JsonObject, value: &mut Value, at: &str) -> Result<(), S
     {
         return Err(format!("{at} must be equal to one of the allowed values"));
     }
+    if let (Some(min), Some(n)) = (schema.get("minimum"), value.as_f64())
+        && min.as_f64().is_some_and(|m| n < m)
+    {
+        return Err(format!("{at} must be >= {min}"));
+    }
     match value {
         Value::Array(items) => {
             if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
@@ -262,7 +335,7 @@ fn check_value(schema: &JsonObject, value: &mut Value, at: &str) -> Result<(), S
                 }
             }
         }
-        Value::Object(fields) => validate_object(schema, fields, at)?,
+        Value::Object(fields) => validate_nested(schema, fields, at)?,
         _ => {}
     }
     Ok(())
@@ -382,7 +455,13 @@ mod tests {
         let Value::Object(mut args) = args else {
             panic!("test args must be an object")
         };
-        validate(&schema, &mut args).map(|()| args)
+        validate(
+            &schema,
+            &required_of(&schema),
+            &mut args,
+            &Naming::default(),
+        )
+        .map(|()| args)
     }
 
     #[test]
@@ -391,9 +470,18 @@ mod tests {
             check(json!({})).unwrap_err(),
             "params must have required property 'name'"
         );
+        // A property given as null is present, with the wrong type.
         assert_eq!(
             check(json!({"name": null})).unwrap_err(),
-            "params must have required property 'name'"
+            "params/name must be string"
+        );
+        assert_eq!(
+            check(json!({"name": "x", "count": null})).unwrap_err(),
+            "params/count must be integer"
+        );
+        assert_eq!(
+            check(json!({"name": "x", "count": 0})).unwrap_err(),
+            "params/count must be >= 1"
         );
         assert_eq!(
             check(json!({"name": 5})).unwrap_err(),
@@ -431,9 +519,8 @@ mod tests {
 
     #[test]
     fn validation_normalises_what_it_accepts() {
-        let args = check(json!({"name": "x", "count": 4.0, "flags": null, "extra": 1})).unwrap();
+        let args = check(json!({"name": "x", "count": 4.0, "extra": 1})).unwrap();
         assert_eq!(args["count"], json!(4));
-        assert!(!args.contains_key("flags"));
         assert_eq!(args["extra"], json!(1));
     }
 
@@ -449,26 +536,47 @@ mod tests {
                 to: "git",
             },
         ];
-        let mut args = json!({"file_path": "a", "opts": {"git": false}})
-            .as_object()
-            .cloned()
-            .unwrap();
-        apply_aliases(&mut args, &aliases);
+        let fold = |v: Value| {
+            let mut args = v.as_object().cloned().unwrap();
+            let mut naming = Naming::default();
+            apply_aliases(&mut args, &aliases, &mut naming);
+            (args, naming)
+        };
+        let (args, naming) = fold(json!({"file_path": "a", "opts": {"git": false}}));
         assert_eq!(args["path"], "a");
         assert_eq!(args["git"], false);
+        assert_eq!(naming.shown("path"), "file_path");
+        assert_eq!(naming.shown("git"), "opts/git");
 
-        let mut args = json!({"file_path": "a", "path": "b"})
-            .as_object()
-            .cloned()
-            .unwrap();
-        apply_aliases(&mut args, &aliases);
+        let (args, naming) = fold(json!({"file_path": "a", "path": "b"}));
         assert_eq!(args["path"], "b");
+        assert_eq!(naming.shown("path"), "path");
 
-        let mut args = json!({"file_path": "a", "path": null})
-            .as_object()
-            .cloned()
-            .unwrap();
-        apply_aliases(&mut args, &aliases);
+        let (args, _) = fold(json!({"file_path": "a", "path": null}));
         assert_eq!(args["path"], "a");
+
+        // An alias given as null is given: the message names it.
+        let (args, naming) = fold(json!({"file_path": null}));
+        assert_eq!(args["path"], Value::Null);
+        assert_eq!(naming.shown("path"), "file_path");
+    }
+
+    #[test]
+    fn messages_use_the_published_name_when_nothing_was_spelled() {
+        let schema = portable_schema::<Sample>();
+        let naming = Naming::new(HashMap::from([(
+            "name".to_string(),
+            "file_name".to_string(),
+        )]));
+        let mut args = json!({}).as_object().cloned().unwrap();
+        assert_eq!(
+            validate(&schema, &required_of(&schema), &mut args, &naming).unwrap_err(),
+            "params must have required property 'file_name'"
+        );
+        let mut args = json!({"name": 3}).as_object().cloned().unwrap();
+        assert_eq!(
+            validate(&schema, &required_of(&schema), &mut args, &naming).unwrap_err(),
+            "params/file_name must be string"
+        );
     }
 }

@@ -12,10 +12,12 @@ use rmcp::service::{RequestContext, RoleServer};
 
 use crate::tools::{CallParts, Progress, Registry};
 
+/// What the server tells a client about itself; `{search}` is the search
+/// tool's name in the dialect served.
 const INSTRUCTIONS: &str = "rootbound serves file-system tools confined to the workspace roots \
     listed in every outside-root error. Relative paths resolve against the primary root. Use \
-    glob and search_file_content to find things, read_file or file_read to read them, and \
-    replace or write_file to change them; read a file before editing it.";
+    glob and {search} to find things, read_file or file_read to read them, and replace or \
+    write_file to change them; read a file before editing it.";
 
 pub struct RootboundServer {
     registry: Arc<Registry>,
@@ -29,10 +31,17 @@ impl RootboundServer {
 
 impl ServerHandler for RootboundServer {
     fn get_info(&self) -> ServerConfig {
-        let roots = self.registry.state().guard.roots_display();
+        let state = self.registry.state();
+        let roots = state.guard.roots_display();
+        let search = if state.config.dialect.is_current() {
+            "grep_search"
+        } else {
+            "search_file_content"
+        };
+        let instructions = INSTRUCTIONS.replace("{search}", search);
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("rootbound", env!("CARGO_PKG_VERSION")))
-            .with_instructions(format!("{INSTRUCTIONS} Workspace roots: {roots}."))
+            .with_instructions(format!("{instructions} Workspace roots: {roots}."))
     }
 
     async fn list_tools(

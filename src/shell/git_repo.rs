@@ -14,6 +14,19 @@ use std::path::{Path, PathBuf};
 use super::refusal::{Refusal, refuse};
 use crate::fs::guard::{Guard, Resolved};
 
+/// Files git reads in its repository directory before it does anything:
+/// each must be a regular file (or missing), since a FIFO would block git.
+const GIT_READS: &[&str] = &[
+    "config",
+    "config.worktree",
+    "HEAD",
+    "index",
+    "packed-refs",
+    "info/attributes",
+    "info/exclude",
+    "objects/info/alternates",
+];
+
 /// The most of a `.git` or `commondir` pointer file that is read.
 const MAX_POINTER_BYTES: u64 = 4096;
 
@@ -85,7 +98,8 @@ pub fn locate(guard: &Guard, dir: &Path) -> Result<Pin, Refusal> {
             );
         };
         check_commondir(guard, &git_dir)?;
-        for file in [git_dir.join("config"), git_dir.join("config.worktree")] {
+        for name in GIT_READS {
+            let file = git_dir.join(name);
             match guard.resolve_absolute(&file) {
                 Ok(r) if r.metadata().is_none_or(|m| m.is_file()) => {}
                 _ => {

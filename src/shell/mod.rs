@@ -12,6 +12,7 @@
 //! confines it.
 
 pub mod expand;
+pub mod fuzzing;
 pub mod git_repo;
 pub mod parse;
 pub mod policy;
@@ -43,6 +44,10 @@ pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
 pub const MAX_WORDS: usize = 10_000;
 /// Bytes in all commands of a line together, after glob expansion.
 pub const MAX_ARGV_BYTES: usize = 1024 * 1024;
+/// Commands lines one server runs at once; more wait for a turn, within
+/// their own time limit. With the per-call process limit this bounds the
+/// processes a server's calls can have.
+pub const MAX_CONCURRENT_CALLS: usize = 4;
 /// How long git may take to report its configuration.
 const GIT_CONFIG_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -80,6 +85,8 @@ pub struct Shell {
     supervisor: PathBuf,
     /// The sandbox layers this kernel provides, found once.
     layers: Arc<OnceLock<Layers>>,
+    /// Turns for running command lines ([`MAX_CONCURRENT_CALLS`]).
+    turns: tokio::sync::Semaphore,
 }
 
 impl Shell {
@@ -94,6 +101,7 @@ impl Shell {
             roots: guard.roots().map(Path::to_path_buf).collect(),
             supervisor: PathBuf::from("/proc/self/exe"),
             layers: Arc::new(OnceLock::new()),
+            turns: tokio::sync::Semaphore::new(MAX_CONCURRENT_CALLS),
         }
     }
 
@@ -160,6 +168,23 @@ impl Shell {
         deadline: Instant,
         cancel: &CancellationToken,
     ) -> Result<Outcome, String> {
+        let _turn = tokio::select! {
+            turn = self.turns.acquire() => turn.map_err(|e| e.to_string())?,
+            () = tokio::time::sleep_until(deadline.into()) => {
+                return Ok(Outcome {
+                    stdout: Vec::new(),
+                    stderr: b"rootbound: other commands held every turn until the time limit\n".to_vec(),
+                    ending: run::Ending::TimedOut(self.config.timeout),
+                });
+            }
+            () = cancel.cancelled() => {
+                return Ok(Outcome {
+                    stdout: Vec::new(),
+                    stderr: Vec::new(),
+                    ending: run::Ending::Cancelled,
+                });
+            }
+        };
         self.check_git_configs(plan, deadline, cancel).await?;
         // Removed when the call ends, whichever way (dropped at return).
         let temp = if self.config.mode == BashMode::ReadOnly {
@@ -183,7 +208,14 @@ impl Shell {
             limit: self.config.timeout,
             max_bytes: MAX_READ_BYTES,
         };
-        run::run(&plan.steps, &setup, cancel).await
+        let outcome = run::run(&plan.steps, &setup, cancel).await;
+        // Removing what the call left in its temporary directory can take a
+        // while: on the blocking pool, not the runtime's thread, but before
+        // the call answers.
+        if let Some(temp) = temp {
+            let _ = tokio::task::spawn_blocking(move || drop(temp)).await;
+        }
+        outcome
     }
 
     /// The text a refused command answers with: what and why, then what is allowed.
@@ -471,7 +503,14 @@ mod tests {
         let log = stage.argv.iter().position(|a| a == "log").unwrap();
         assert_eq!(
             &stage.argv[log..],
-            ["log", "-n", "1", "--no-ext-diff", "--no-textconv"]
+            [
+                "log",
+                "-n",
+                "1",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--ignore-submodules=all"
+            ]
         );
         assert!(
             stage

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{CallContext, ToolError, ToolResult, ToolSpec, parse_args};
-use crate::mcp::params::{JsonObject, portable_schema};
+use crate::mcp::params::JsonObject;
 use crate::shell::run::{Ending, Outcome, signal_name};
 
 /// Characters of output shown, at most (head and tail kept).
@@ -20,25 +20,26 @@ pub struct BashParams {
     pub command: String,
 }
 
+const DESCRIPTION: &str = "Runs a command line in the primary workspace root. The answer starts with \
+            how it ended ([exit code: N], or [killed: ...]), then the output under a [stdout ID] \
+            line and error output under a [stderr ID] line, where ID is fixed for the answer; \
+            long output keeps its head and tail. By default only read-only commands run: cat, \
+            head, tail, wc, ls, tree, find, grep, rg, file, stat, du, sort, uniq, cut, tr, diff, \
+            cmp, nl, od, xxd, sha256sum and friends, and read-only git (status, log, show, diff, \
+            grep, blame, ls-files, ls-tree, rev-parse, branch and tag listings, ...). Options \
+            must be spelled in full (no abbreviations), and options that run other programs, \
+            write files or follow symbolic links out of the workspace are refused. Commands may \
+            be joined with |, &&, || and ;. No variables, $(...), backticks, ~, subshells, or \
+            redirections other than >/dev/null, 2>/dev/null, 2>&1 and >&2. Globs are expanded \
+            inside the workspace. Paths must stay inside the workspace. Commands run in a \
+            sandbox: no network, nothing written outside the workspace, nothing left running \
+            after the call. A refused command says why and what is allowed.";
+
 pub fn spec() -> ToolSpec {
-    ToolSpec {
-        name: "bash",
-        title: "Run Shell Command",
-        description: "Runs a command line in the primary workspace root and returns its output, \
-            its error output under [stderr], and its exit code. By default only read-only \
-            commands run (cat, head, tail, wc, ls, tree, find, grep, rg, sort, uniq, cut, diff, \
-            stat, du, and read-only git: status, log, diff, show, grep, blame, ls-files, \
-            rev-parse, branch). Commands may be joined with |, &&, || and ;. No variables, $(...), \
-            backticks, subshells, or redirections other than >/dev/null, 2>/dev/null and 2>&1. \
-            Paths must stay inside the workspace. A refused command says why and what is allowed.",
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        schema: portable_schema::<BashParams>(),
-        hidden_schema: None,
-        aliases: &[],
-        handler: |ctx, args| Box::pin(run(ctx, args)),
-    }
+    ToolSpec::shell("bash", "Run Shell Command")
+        .params::<BashParams>()
+        .describe(DESCRIPTION)
+        .run(|ctx, args| Box::pin(run(ctx, args)))
 }
 
 async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use super::read_file::{RangeStyle, ReadTarget, open_target, read_failure_message};
 use super::{CallContext, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::fs::reading::{self, Body};
-use crate::mcp::params::{JsonObject, portable_schema};
+use crate::mcp::params::JsonObject;
 use crate::text::lines::LineRange;
 
 /// Header and numbered lines are capped at this many characters.
@@ -27,22 +27,16 @@ pub struct FileReadParams {
     pub end_line: Option<i64>,
 }
 
-pub fn spec() -> ToolSpec {
-    ToolSpec {
-        name: "file_read",
-        title: "Read File With Line Numbers",
-        description: "Reads a text file inside the workspace and shows each line with its 1-based \
+const DESCRIPTION: &str = "Reads a text file inside the workspace and shows each line with its 1-based \
             line number, so you can cite exact lines. Give 'start_line' and 'end_line' to read a \
             part; output is capped at 15,000 characters, and a final line says which start_line \
-            continues. Paths are relative to the primary workspace root.",
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        schema: portable_schema::<FileReadParams>(),
-        hidden_schema: None,
-        aliases: &[],
-        handler: |ctx, args| Box::pin(run(ctx, args)),
-    }
+            continues. Paths are relative to the primary workspace root.";
+
+pub fn spec() -> ToolSpec {
+    ToolSpec::reads("file_read", "Read File With Line Numbers")
+        .params::<FileReadParams>()
+        .describe(DESCRIPTION)
+        .run(|ctx, args| Box::pin(run(ctx, args)))
 }
 
 async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {

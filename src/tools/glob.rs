@@ -9,11 +9,11 @@ use globset::{GlobBuilder, GlobMatcher};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::list_directory::{FILTER_ALIASES, Hidden};
-use super::{CallContext, ToolError, ToolResult, ToolSpec, cancellable, parse_args};
+use super::filters::{DIR_AND_FILTERS, IgnoreSwitches, NestedSwitches};
+use super::{CallContext, State, ToolError, ToolResult, ToolSpec, cancellable, parse_args};
 use crate::discovery::walk::{self, TOO_DEEP_NOTE, Walk, WalkOptions};
 use crate::fs::guard::Guard;
-use crate::mcp::params::{JsonObject, portable_schema};
+use crate::mcp::params::JsonObject;
 use crate::text::names::{Escaped, escape_name};
 
 /// Most paths listed.
@@ -39,30 +39,82 @@ pub struct GlobParams {
     pub respect_git_ignore: Option<bool>,
 }
 
-pub fn spec() -> ToolSpec {
-    ToolSpec {
-        name: "glob",
-        title: "Find Files By Glob",
-        description: "Finds files whose paths match a glob pattern (such as \"**/*.rs\" or \
-            \"src/**/*.{ts,tsx}\") in a directory of the workspace, or in every workspace root, \
-            and returns their absolute paths: files modified in the last 24 hours first (newest \
-            first), then the rest in path order. Files hidden by .gitignore or .geminiignore are \
-            left out, and their number is told.",
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        schema: portable_schema::<GlobParams>(),
-        hidden_schema: Some(portable_schema::<Hidden>()),
-        aliases: FILTER_ALIASES,
-        handler: |ctx, args| Box::pin(run(ctx, args)),
-    }
+/// glob as gemini-current advertises it (schema only).
+#[derive(JsonSchema)]
+#[allow(dead_code, reason = "only its schema is used: gemini-current's view")]
+struct GlobCurrent {
+    /// The glob pattern, matched against paths relative to the search
+    /// directory, e.g. "**/*.rs" or "src/**/*.{ts,tsx}".
+    pattern: String,
+    /// The directory to search in: an absolute path, or a path relative to
+    /// the primary workspace root. Default: every workspace root.
+    dir_path: Option<String>,
+    /// Whether letter case must match. Default false.
+    #[schemars(extend("default" = false))]
+    case_sensitive: Option<bool>,
+    /// Whether to leave out files that .gitignore files ignore (inside a git
+    /// work tree). Default true.
+    #[schemars(extend("default" = true))]
+    respect_git_ignore: Option<bool>,
+    /// Whether to leave out files the workspace root's .geminiignore
+    /// ignores. Default true.
+    #[schemars(extend("default" = true))]
+    respect_gemini_ignore: Option<bool>,
 }
 
-/// Where a search looks: one directory, or every root.
-pub struct SearchDirs {
-    pub dirs: Vec<PathBuf>,
-    /// How messages name the place: `within <dir>` or `across <k> workspace directories`.
-    pub place: String,
+const DESCRIPTION: &str = "Finds files by name and path: matches a glob pattern against the paths of the files \
+    below a directory (relative to it) and returns their absolute paths. '*' matches within \
+    one path segment, '**' across any number of directories, '?' one character, '[abc]' one \
+    of a set and '{ts,tsx}' alternatives: \"**/*.py\", \"src/**/*.{ts,tsx}\", \"docs/*.md\". \
+    Letter case is ignored unless case_sensitive is true. A pattern that names an existing \
+    file exactly, brackets and all (\"app/[id]/page.tsx\"), finds that file.\n\n\
+    Order: files changed in the last 24 hours first, newest first, then the rest in path \
+    order. Only files are listed, at most 2000. Files that .gitignore or .geminiignore hide \
+    are left out and counted in the answer; node_modules and .git are never searched. \
+    Without a directory, every workspace root is searched. Use it to locate files before \
+    reading them; to search inside files, use the search tool.";
+
+const DESCRIPTION_CURRENT: &str = "Finds files by name and path: matches a glob pattern against the paths of the files \
+    below a directory (relative to it) and returns their absolute paths. '*' matches within \
+    one path segment, '**' across any number of directories, '?' one character, '[abc]' one \
+    of a set and '{ts,tsx}' alternatives: \"**/*.py\", \"src/**/*.{ts,tsx}\", \"docs/*.md\". \
+    Letter case is ignored unless case_sensitive is true. A pattern that names an existing \
+    file exactly, brackets and all (\"app/[id]/page.tsx\"), finds that file.\n\n\
+    Order: files changed in the last 24 hours first, newest first, then the rest in path \
+    order. Only files are listed, at most 2000. Files that .gitignore or .geminiignore hide \
+    are left out and counted in the answer; node_modules and .git are never searched. \
+    Without a directory, every workspace root is searched. Use it to locate files before \
+    reading them; to search inside files, use the search tool.";
+
+pub fn spec() -> ToolSpec {
+    ToolSpec::reads("glob", "Find Files By Glob")
+        .params::<GlobParams>()
+        .accepts::<IgnoreSwitches>()
+        .accepts::<NestedSwitches>()
+        .aliases(DIR_AND_FILTERS)
+        .describe(DESCRIPTION)
+        .current_schema::<GlobCurrent>("glob", DESCRIPTION_CURRENT)
+        .run(|ctx, args| Box::pin(run(ctx, args)))
+}
+
+/// Where a glob looks: one directory, or every root.
+struct SearchDirs {
+    dirs: Vec<PathBuf>,
+    /// The one directory searched, as messages show it (None: every root).
+    single: Option<String>,
+}
+
+impl SearchDirs {
+    /// How messages name the place; several roots are `across <k> workspace
+    /// directories` when files were found and `within` when none were (as
+    /// Gemini CLI words it).
+    fn place(&self, found: bool) -> String {
+        match &self.single {
+            Some(dir) => format!("within {dir}"),
+            None if found => format!("across {} workspace directories", self.dirs.len()),
+            None => format!("within {} workspace directories", self.dirs.len()),
+        }
+    }
 }
 
 fn outside(path: &Path, dirs: &str) -> String {
@@ -72,39 +124,40 @@ fn outside(path: &Path, dirs: &str) -> String {
     )
 }
 
-/// Resolves a glob/search `path` parameter (None: every root) with glob's
+/// Resolves glob's `path` parameter (None: every root) with glob's
 /// messages.
-pub fn search_dirs(guard: &Guard, path: Option<&str>) -> Result<SearchDirs, ToolError> {
+fn search_dirs(state: &State, path: Option<&str>) -> Result<SearchDirs, ToolError> {
+    let guard = &state.guard;
     let Some(raw) = path else {
         let dirs: Vec<PathBuf> = guard.roots().map(Path::to_path_buf).collect();
-        let place = match dirs.as_slice() {
-            [one] => format!("within {}", one.display()),
-            many => format!("across {} workspace directories", many.len()),
+        let single = match dirs.as_slice() {
+            [one] => Some(one.display().to_string()),
+            _ => None,
         };
-        return Ok(SearchDirs { dirs, place });
+        return Ok(SearchDirs { dirs, single });
     };
     let resolved = guard
         .resolve(raw)
-        .map_err(|refusal| super::refusal_message(guard, refusal, outside))?;
+        .map_err(|refusal| super::refusal_message(state, refusal, outside))?;
     let abs = resolved.display().display().to_string();
     match resolved.metadata() {
         None => Err(format!("Search path does not exist {abs}").into()),
         Some(m) if !m.is_dir() => Err(format!("Search path is not a directory: {abs}").into()),
         Some(_) => Ok(SearchDirs {
             dirs: vec![resolved.real().to_path_buf()],
-            place: format!("within {abs}"),
+            single: Some(abs),
         }),
     }
 }
 
 async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: GlobParams = parse_args(&args)?;
-    let hidden: Hidden = parse_args(&args)?;
+    let hidden: IgnoreSwitches = parse_args(&args)?;
     if params.pattern.trim().is_empty() {
         return Err("The 'pattern' parameter cannot be empty.".into());
     }
     let state = ctx.state.clone();
-    let search = search_dirs(&state.guard, params.path.as_deref())?;
+    let search = search_dirs(&state, params.path.as_deref())?;
     let options = WalkOptions {
         respect_git_ignore: params.respect_git_ignore.unwrap_or(true),
         respect_gemini_ignore: hidden.respect_gemini_ignore.unwrap_or(true),
@@ -123,7 +176,7 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
         if stop.load(Ordering::Relaxed) {
             return Err("The glob was cancelled.".into());
         }
-        super::text(format_result(&params.pattern, &search.place, found))
+        super::text(format_result(&params.pattern, &search, found))
     })
     .await
 }
@@ -262,10 +315,14 @@ fn sort_recent_first(files: &mut Vec<(String, Option<SystemTime>)>, now: SystemT
     files.extend(old);
 }
 
-fn format_result(pattern: &str, place: &str, found: Matches) -> String {
+fn format_result(pattern: &str, search: &SearchDirs, found: Matches) -> String {
     let total = found.files.len();
+    let place = search.place(total > 0);
     if total == 0 {
         let mut out = format!("No files found matching pattern \"{pattern}\" {place}");
+        if found.ignored > 0 {
+            out.push_str(&format!(" ({} files were ignored)", found.ignored));
+        }
         if found.too_deep {
             out.push_str("\n\n");
             out.push_str(TOO_DEEP_NOTE);

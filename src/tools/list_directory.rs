@@ -9,10 +9,11 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::filters::{DIR_AND_FILTERS, FileFilteringOptions, IgnoreSwitches, NestedSwitches};
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::discovery::walk::{self, WalkOptions};
 use crate::fs::guard::{EntryKind, Guard, Resolved, entry_metadata};
-use crate::mcp::params::{Alias, JsonObject, portable_schema};
+use crate::mcp::params::JsonObject;
 use crate::text::names::{Escaped, escape_name};
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -29,51 +30,46 @@ pub struct ListDirectoryParams {
     pub respect_git_ignore: Option<bool>,
 }
 
-/// Accepted but unpublished.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct Hidden {
-    /// Whether to hide entries the root's .geminiignore ignores. Default true.
-    pub respect_gemini_ignore: Option<bool>,
+/// list_directory as gemini-current advertises it (schema only).
+#[derive(JsonSchema)]
+#[allow(dead_code, reason = "only its schema is used: gemini-current's view")]
+struct ListDirectoryCurrent {
+    /// The directory to list: an absolute path, or a path relative to the
+    /// primary workspace root.
+    dir_path: String,
+    /// Glob patterns matched against entry names; matching entries are left
+    /// out (for example ["*.log", "tmp"]).
+    ignore: Option<Vec<String>>,
+    /// Which ignore files hide entries; both do by default.
+    file_filtering_options: Option<FileFilteringOptions>,
 }
 
-/// Gemini CLI's nested spellings of the ignore switches (shared by the
-/// discovery tools).
-pub const FILE_FILTERING_ALIASES: [Alias; 2] = [
-    Alias {
-        from: "file_filtering_options.respect_git_ignore",
-        to: "respect_git_ignore",
-    },
-    Alias {
-        from: "file_filtering_options.respect_gemini_ignore",
-        to: "respect_gemini_ignore",
-    },
-];
+const DESCRIPTION: &str = "Lists the entries directly inside one directory of the workspace (not recursively): \
+    subdirectories first, each as '[DIR] name', then files, each group in name order. \
+    Entries that .gitignore (inside a git work tree) or the workspace's .geminiignore hide \
+    are left out, and a last line '(N ignored)' says how many. ignore takes glob patterns \
+    matched against entry names (for example [\"*.log\", \"tmp\"]) to leave out more. Links that \
+    lead outside the workspace are not shown. To find files by name anywhere below a \
+    directory, glob is faster than listing level by level.";
 
-/// list_directory's and glob's aliases.
-pub const FILTER_ALIASES: &[Alias] = &[
-    Alias {
-        from: "dir_path",
-        to: "path",
-    },
-    FILE_FILTERING_ALIASES[0],
-    FILE_FILTERING_ALIASES[1],
-];
+const DESCRIPTION_CURRENT: &str = "Lists the entries directly inside one directory of the workspace (not recursively): \
+    subdirectories first, each as '[DIR] name', then files, each group in name order. \
+    Entries that .gitignore (inside a git work tree) or the workspace's .geminiignore hide \
+    are left out, and a last line '(N ignored)' says how many. ignore takes glob patterns \
+    matched against entry names (for example [\"*.log\", \"tmp\"]) to leave out more. Links that \
+    lead outside the workspace are not shown. To find files by name anywhere below a \
+    directory, glob is faster than listing level by level. Each file is shown with its size \
+    in bytes.";
 
 pub fn spec() -> ToolSpec {
-    ToolSpec {
-        name: "list_directory",
-        title: "List Directory",
-        description: "Lists the files and subdirectories directly inside a directory of the \
-            workspace, directories first, each marked [DIR]. Entries hidden by .gitignore or \
-            .geminiignore are left out and counted; use 'ignore' to leave out more by name.",
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        schema: portable_schema::<ListDirectoryParams>(),
-        hidden_schema: Some(portable_schema::<Hidden>()),
-        aliases: FILTER_ALIASES,
-        handler: |ctx, args| Box::pin(run(ctx, args)),
-    }
+    ToolSpec::reads("list_directory", "List Directory")
+        .params::<ListDirectoryParams>()
+        .accepts::<IgnoreSwitches>()
+        .accepts::<NestedSwitches>()
+        .aliases(DIR_AND_FILTERS)
+        .describe(DESCRIPTION)
+        .current_schema::<ListDirectoryCurrent>("list_directory", DESCRIPTION_CURRENT)
+        .run(|ctx, args| Box::pin(run(ctx, args)))
 }
 
 fn outside(_path: &Path, dirs: &str) -> String {
@@ -82,13 +78,13 @@ fn outside(_path: &Path, dirs: &str) -> String {
 
 async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: ListDirectoryParams = parse_args(&args)?;
-    let hidden: Hidden = parse_args(&args)?;
+    let hidden: IgnoreSwitches = parse_args(&args)?;
     let name_filter = name_globs(params.ignore.as_deref().unwrap_or_default())?;
     let state = ctx.state.clone();
     let guard = &state.guard;
     let resolved = guard
         .resolve(&params.path)
-        .map_err(|r| super::refusal_message(guard, r, outside))?;
+        .map_err(|r| super::refusal_message(&state, r, outside))?;
     let abs = resolved.display().display().to_string();
     let Some(meta) = resolved.metadata() else {
         return Err(format!("Error listing directory: {abs} does not exist.").into());
@@ -125,6 +121,8 @@ fn name_globs(patterns: &[String]) -> Result<GlobSet, ToolError> {
 struct Entry {
     name: String,
     is_dir: bool,
+    /// Shown in gemini-current.
+    size: Option<u64>,
 }
 
 fn list(
@@ -136,6 +134,7 @@ fn list(
 ) -> ToolResult {
     let guard = &state.guard;
     let respect_git = options.respect_git_ignore;
+    let sizes = state.config.dialect.is_current();
     let (rules, dir_rules) = walk::dir_rules(guard, dir.real(), &options);
     let reader = guard
         .read_dir(dir)
@@ -150,12 +149,11 @@ fn list(
         let item = item.map_err(|e| ToolError(format!("Error listing directory: {abs}: {e}")))?;
         seen_any = true;
         let name = item.name.as_os_str();
-        if !name_filter.is_empty() && name_filter.is_match(Path::new(name)) {
-            continue;
-        }
         let Some(is_dir) = entry_is_dir(guard, dir, name, item.kind) else {
             continue; // a link leaving the roots, or dangling
         };
+        // Ignore files first (what they hide is counted, as Gemini CLI
+        // counts it), then the caller's `ignore` names (not counted).
         let hidden_git = respect_git && name == ".git";
         probe.push(name);
         let hidden_rules = rules.is_ignored(&dir_rules, &probe, is_dir);
@@ -164,11 +162,19 @@ fn list(
             ignored += 1;
             continue;
         }
+        if !name_filter.is_empty() && name_filter.is_match(Path::new(name)) {
+            continue;
+        }
+        // gemini-current shows each file's size (a link's: its target's).
+        let size = (sizes && !is_dir)
+            .then(|| entry_size(guard, dir, name))
+            .flatten();
         let (shown, shown_escaped) = escape_name(name.as_encoded_bytes());
         escaped.add(shown_escaped);
         entries.push(Entry {
             name: shown.into_owned(),
             is_dir,
+            size,
         });
     }
     if !seen_any {
@@ -178,16 +184,20 @@ fn list(
         entries.into_iter().partition(|e| e.is_dir);
     walk::sort_by_path(&mut dirs, |e| &e.name);
     walk::sort_by_path(&mut files, |e| &e.name);
+    // The header, then one entry per line (none at all: an empty line).
     let mut out = String::with_capacity(64 + (dirs.len() + files.len()) * 24);
-    out.push_str(&format!("Directory listing for {abs}:"));
+    out.push_str(&format!("Directory listing for {abs}:\n"));
+    let mut lines = Vec::with_capacity(dirs.len() + files.len());
     for d in &dirs {
-        out.push_str("\n[DIR] ");
-        out.push_str(&d.name);
+        lines.push(format!("[DIR] {}", d.name));
     }
     for f in &files {
-        out.push('\n');
-        out.push_str(&f.name);
+        lines.push(match f.size {
+            Some(size) => format!("{} ({size} bytes)", f.name),
+            None => f.name.clone(),
+        });
     }
+    out.push_str(&lines.join("\n"));
     if ignored > 0 {
         out.push_str(&format!("\n\n({ignored} ignored)"));
     }
@@ -196,6 +206,21 @@ fn list(
         out.push_str(&note);
     }
     super::text(out)
+}
+
+/// The size of a file entry (for a symlink, of its target inside the roots).
+fn entry_size(guard: &Guard, dir: &Resolved, name: &OsStr) -> Option<u64> {
+    let path = dir.real().join(name);
+    let meta = entry_metadata(&path)?;
+    if meta.file_type().is_symlink() {
+        guard
+            .resolve_absolute(&path)
+            .ok()?
+            .metadata()
+            .map(|m| m.len())
+    } else {
+        Some(meta.len())
+    }
 }
 
 /// Whether an entry is a directory; for a symlink, whether its target is,

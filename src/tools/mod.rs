@@ -6,8 +6,8 @@
 //! caught and cancellation observed → a `CallToolResult`.
 //!
 //! Each tool lives in its own file with its parameter struct (the schema),
-//! its handler and its output format, and describes itself with a
-//! [`ToolSpec`].
+//! its handler and its output format, and declares itself with a
+//! [`ToolSpec`] (one view per dialect, see [`spec`]).
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -19,26 +19,30 @@ use std::time::{Duration, Instant};
 use futures::FutureExt;
 use rmcp::model::{
     CallToolResult, ContentBlock, ErrorData, ProgressNotificationParam, ProgressToken, Tool,
-    ToolAnnotations,
 };
 use rmcp::service::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::Config;
+use crate::config::{Config, Dialect};
 use crate::fs::atomic::PathLocks;
 use crate::fs::guard::{Guard, Refusal};
-use crate::mcp::params::{self, Alias, JsonObject};
+use crate::mcp::params::{self, JsonObject};
 use crate::shell::Shell;
 
 pub mod bash;
 pub mod file_read;
+pub mod filters;
 pub mod glob;
 pub mod list_directory;
 pub mod read_file;
 pub mod read_many_files;
 pub mod replace;
 pub mod search_file_content;
+pub mod spec;
 pub mod write_file;
+pub mod writes;
+
+pub use spec::ToolSpec;
 
 /// Every tool the server knows, in the order `tools/list` shows them.
 fn all_specs() -> [ToolSpec; 9] {
@@ -55,9 +59,12 @@ fn all_specs() -> [ToolSpec; 9] {
     ]
 }
 
-/// The names of every tool the server knows, offered or not.
+/// The names of every tool the server knows in any dialect, offered or not.
 pub fn all_tool_names() -> Vec<&'static str> {
-    all_specs().iter().map(|t| t.name).collect()
+    all_specs()
+        .iter()
+        .flat_map(|t| t.names().collect::<Vec<_>>())
+        .collect()
 }
 
 /// What every handler shares: the guard and the configuration.
@@ -74,7 +81,7 @@ pub struct State {
 impl State {
     pub fn new(guard: Guard, config: Config) -> State {
         let shell = config
-            .offers("bash")
+            .offers(&bash::spec())
             .then(|| Shell::new(&config.bash, &guard));
         State {
             guard,
@@ -97,36 +104,6 @@ impl<S: Into<String>> From<S> for ToolError {
 
 pub type ToolResult = Result<Vec<ContentBlock>, ToolError>;
 pub type ToolFuture = Pin<Box<dyn Future<Output = ToolResult> + Send>>;
-
-/// How a tool announces itself and how it is run.
-pub struct ToolSpec {
-    pub name: &'static str,
-    pub title: &'static str,
-    pub description: &'static str,
-    pub read_only: bool,
-    pub destructive: bool,
-    pub idempotent: bool,
-    /// The published input schema.
-    pub schema: JsonObject,
-    /// Schema of accepted parameters that are not published (dialect
-    /// spellings with their own meaning, e.g. `start_line`), also checked.
-    pub hidden_schema: Option<JsonObject>,
-    pub aliases: &'static [Alias],
-    pub handler: fn(CallContext, JsonObject) -> ToolFuture,
-}
-
-impl ToolSpec {
-    fn to_tool(&self) -> Tool {
-        let annotations = ToolAnnotations::with_title(self.title)
-            .read_only(self.read_only)
-            .destructive(self.destructive)
-            .idempotent(self.idempotent)
-            .open_world(false);
-        Tool::new(self.name, self.description, self.schema.clone())
-            .with_title(self.title)
-            .with_annotations(annotations)
-    }
-}
 
 /// Per-call context handed to a handler.
 #[derive(Clone)]
@@ -184,19 +161,25 @@ impl Progress {
     }
 }
 
-/// The tools this server offers, given its configuration.
+/// The tools this server offers, given its configuration, in its dialect.
 pub struct Registry {
     state: Arc<State>,
     tools: Vec<ToolSpec>,
+    dialect: Dialect,
 }
 
 impl Registry {
     pub fn new(state: Arc<State>) -> Registry {
         let tools = all_specs()
             .into_iter()
-            .filter(|t| state.config.offers(t.name))
+            .filter(|t| state.config.offers(t))
             .collect();
-        Registry { state, tools }
+        let dialect = state.config.dialect;
+        Registry {
+            state,
+            tools,
+            dialect,
+        }
     }
 
     pub fn state(&self) -> &Arc<State> {
@@ -204,11 +187,24 @@ impl Registry {
     }
 
     pub fn list(&self) -> Vec<Tool> {
-        self.tools.iter().map(ToolSpec::to_tool).collect()
+        self.tools.iter().map(|t| t.to_tool(self.dialect)).collect()
     }
 
+    /// The offered tools' names in this dialect.
     pub fn names(&self) -> Vec<&'static str> {
-        self.tools.iter().map(|t| t.name).collect()
+        self.tools
+            .iter()
+            .map(|t| t.view(self.dialect).name)
+            .collect()
+    }
+
+    /// The tool called `name`: by this dialect's names first, then by any
+    /// dialect's (a model may use the other spelling).
+    fn find(&self, name: &str) -> Option<&ToolSpec> {
+        self.tools
+            .iter()
+            .find(|t| t.view(self.dialect).name == name)
+            .or_else(|| self.tools.iter().find(|t| t.names().any(|n| n == name)))
     }
 
     /// Runs one call. `Err` only for protocol faults (unknown tool).
@@ -218,7 +214,7 @@ impl Registry {
         args: Option<JsonObject>,
         parts: CallParts,
     ) -> Result<CallToolResult, ErrorData> {
-        let Some(spec) = self.tools.iter().find(|t| t.name == name) else {
+        let Some(spec) = self.find(name) else {
             return Err(ErrorData::invalid_params(
                 format!(
                     "Unknown tool '{name}'. Available tools: {}",
@@ -233,13 +229,7 @@ impl Registry {
             progress: parts.progress,
         };
         let mut args = args.unwrap_or_default();
-        params::apply_aliases(&mut args, spec.aliases);
-        let checked =
-            params::validate(&spec.schema, &mut args).and_then(|()| match &spec.hidden_schema {
-                Some(hidden) => params::validate(hidden, &mut args),
-                None => Ok(()),
-            });
-        if let Err(message) = checked {
+        if let Err(message) = spec.check(self.dialect, &mut args) {
             return Ok(error_result(message));
         }
         let cancel = ctx.cancel.clone();
@@ -371,13 +361,24 @@ pub fn file_outside(_path: &std::path::Path, dirs: &str) -> String {
     format!("File path must be within one of the workspace directories: {dirs}")
 }
 
+/// The outside-the-workspace message every tool gives in gemini-current.
+pub fn current_outside(path: &std::path::Path, dirs: &str) -> String {
+    format!(
+        "Path not in workspace: Attempted path \"{}\" resolves outside the allowed workspace \
+         directories: {dirs}",
+        path.display()
+    )
+}
+
 /// Turns a guard refusal into the message a tool shows; `outside` phrases
-/// the outside-the-roots case in the tool's own words.
+/// the outside-the-roots case in the tool's own words (gemini-0.24; in
+/// gemini-current every tool says [`current_outside`]).
 pub fn refusal_message(
-    guard: &Guard,
+    state: &State,
     refusal: Refusal,
     outside: impl FnOnce(&std::path::Path, &str) -> String,
 ) -> ToolError {
+    let guard = &state.guard;
     ToolError(match refusal {
         Refusal::Invalid(message) => message,
         Refusal::Outside {
@@ -385,7 +386,11 @@ pub fn refusal_message(
             why,
         } => {
             tracing::info!(path = ?shown, ?why, "refused a path outside the roots");
-            outside(&shown, &guard.roots_display())
+            if state.config.dialect.is_current() {
+                current_outside(&shown, &guard.roots_display())
+            } else {
+                outside(&shown, &guard.roots_display())
+            }
         }
         Refusal::Unresolvable { display, reason } => {
             format!("Cannot resolve {}: {reason}.", display.display())
@@ -406,7 +411,6 @@ pub fn io_message(path: &str, e: &std::io::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mcp::params::portable_schema;
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     #[allow(dead_code)]
@@ -419,21 +423,14 @@ mod tests {
         let dir = std::env::temp_dir();
         let guard = Guard::new(&[&dir]).unwrap();
         let state = Arc::new(State::new(guard, Config::with_roots(vec![dir])));
-        let spec = ToolSpec {
-            name: "probe",
-            title: "Probe",
-            description: "test tool",
-            read_only: true,
-            destructive: false,
-            idempotent: true,
-            schema: portable_schema::<NoParams>(),
-            hidden_schema: None,
-            aliases: &[],
-            handler,
-        };
+        let spec = ToolSpec::reads("probe", "Probe")
+            .params::<NoParams>()
+            .describe("test tool")
+            .run(handler);
         Registry {
             state,
             tools: vec![spec],
+            dialect: Dialect::Gemini024,
         }
     }
 

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::discovery::ignore_rules;
 use crate::fs::reading::{self, Body, ReadFailure};
-use crate::mcp::params::{Alias, JsonObject, portable_schema};
+use crate::mcp::params::{Alias, JsonObject};
 use crate::text::filekind::Media;
 use crate::text::lines::LineRange;
 
@@ -22,22 +22,42 @@ pub struct ReadFileParams {
     /// The file to read: an absolute path, or a path relative to the primary
     /// workspace root.
     pub path: String,
-    /// 0-based number of the first line to return. Use it with 'limit' to page
-    /// through a large file. Default 0.
-    #[schemars(range(min = 0), extend("default" = 0))]
+    /// 0-based number of the first line to return (0 is the first line;
+    /// must not be negative). Use it with 'limit' to page through a large
+    /// file: the note at the top of a cut answer names the next offset.
+    /// Default 0.
+    #[schemars(extend("default" = 0))]
     pub offset: Option<i64>,
-    /// How many lines to return at most. Default 2000.
-    #[schemars(range(min = 1), extend("default" = 2000))]
+    /// How many lines to return at most (1 or more). Default 2000.
+    #[schemars(extend("default" = 2000))]
     pub limit: Option<i64>,
 }
 
-/// Accepted but unpublished: newer Gemini CLI's 1-based inclusive range.
+/// Accepted in every dialect: newer Gemini CLI's 1-based inclusive range.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct LineDialect {
-    /// 1-based first line.
+    /// 1-based number of the first line to return.
+    #[schemars(range(min = 1))]
     pub start_line: Option<i64>,
-    /// 1-based last line, inclusive.
+    /// 1-based number of the last line to return, inclusive.
+    #[schemars(range(min = 1))]
     pub end_line: Option<i64>,
+}
+
+/// read_file as gemini-current advertises it (schema only).
+#[derive(JsonSchema)]
+#[allow(dead_code, reason = "only its schema is used: gemini-current's view")]
+struct ReadFileCurrent {
+    /// The file to read: an absolute path, or a path relative to the primary
+    /// workspace root.
+    file_path: String,
+    /// 1-based number of the first line to return. Default 1.
+    #[schemars(range(min = 1))]
+    start_line: Option<i64>,
+    /// 1-based number of the last line to return, inclusive. Default: 2000
+    /// lines from start_line, or the end of the file if that comes first.
+    #[schemars(range(min = 1))]
+    end_line: Option<i64>,
 }
 
 const ALIASES: &[Alias] = &[
@@ -51,24 +71,47 @@ const ALIASES: &[Alias] = &[
     },
 ];
 
+const DESCRIPTION: &str = "Reads one file inside the workspace and returns its content as it is: no line numbers \
+    are added (use file_read for numbered lines), and a byte-order mark is removed. UTF-8, \
+    UTF-16 and UTF-32 text is decoded; bytes that are not valid text show as U+FFFD.\n\n\
+    Long files: at most 2000 lines come back at a time, and a line longer than 2000 \
+    characters is cut, ending in '... [truncated]'. When that happens the answer starts with \
+    a note giving the lines shown, the file's total and the 'offset' to ask for next. offset \
+    is the 0-based number of the first line (0 is line 1) and limit the number of lines; \
+    pass both to page through a file or to read just the part you need, which is cheaper \
+    than reading it all. An offset past the last line is an error that says how many lines \
+    the file has.\n\n\
+    Other kinds: images (PNG, JPEG, GIF, WebP, BMP) and audio (MP3, WAV, AIFF, AAC, OGG, \
+    FLAC) come back as image or audio content, PDF and video as embedded resources; SVG is \
+    read as text up to 1 MB; other binary files are not shown. Files over 20 MB are refused \
+    unless you give a line range (text is then streamed). Files the workspace's \
+    .geminiignore hides are refused. Paths are absolute or relative to the primary workspace \
+    root.";
+
+const DESCRIPTION_CURRENT: &str = "Reads one file inside the workspace and returns its content as it is: no line numbers \
+    are added (use file_read for numbered lines), and a byte-order mark is removed. UTF-8, \
+    UTF-16 and UTF-32 text is decoded; bytes that are not valid text show as U+FFFD.\n\n\
+    Long files: at most 2000 lines come back at a time, and a line longer than 2000 \
+    characters is cut, ending in '... [truncated]'. When that happens the answer starts with \
+    a note giving the lines shown, the file's total and the 'start_line' to ask for next. \
+    start_line and end_line are 1-based and inclusive; pass them to read just the part you \
+    need, which is cheaper than reading the whole file. A start_line past the last line is \
+    an error that says how many lines the file has.\n\n\
+    Other kinds: images (PNG, JPEG, GIF, WebP, BMP) and audio (MP3, WAV, AIFF, AAC, OGG, \
+    FLAC) come back as image or audio content, PDF and video as embedded resources; SVG is \
+    read as text up to 1 MB; other binary files are not shown. Files over 20 MB are refused \
+    unless you give a line range (text is then streamed). Files the workspace's \
+    .geminiignore hides are refused. Paths are absolute or relative to the primary workspace \
+    root.";
+
 pub fn spec() -> ToolSpec {
-    ToolSpec {
-        name: "read_file",
-        title: "Read File",
-        description: "Reads one file inside the workspace and returns its content. Text comes back \
-            as is, without line numbers; files longer than 2000 lines, or with lines over 2000 \
-            characters, come back truncated with a note saying how to read the next part using \
-            'offset' and 'limit'. Images and audio come back as image/audio content, PDF and video \
-            as embedded resources; other binary files are not shown. Paths may be absolute or \
-            relative to the primary workspace root.",
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        schema: portable_schema::<ReadFileParams>(),
-        hidden_schema: Some(portable_schema::<LineDialect>()),
-        aliases: ALIASES,
-        handler: |ctx, args| Box::pin(run(ctx, args)),
-    }
+    ToolSpec::reads("read_file", "Read File")
+        .params::<ReadFileParams>()
+        .accepts::<LineDialect>()
+        .aliases(ALIASES)
+        .describe(DESCRIPTION)
+        .current_schema::<ReadFileCurrent>("read_file", DESCRIPTION_CURRENT)
+        .run(|ctx, args| Box::pin(run(ctx, args)))
 }
 
 /// Which spelling of a line range the caller uses (read_file's `offset` and
@@ -83,7 +126,22 @@ pub enum RangeStyle {
 async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: ReadFileParams = parse_args(&args)?;
     let dialect: LineDialect = parse_args(&args)?;
-    let (range, style) = requested_range(&params, &dialect)?;
+    if params.path.trim().is_empty() {
+        // Named as the caller named it (aliases are folded into `path`, and
+        // stay in the arguments too).
+        let name = ["file_path", "absolute_path"]
+            .into_iter()
+            .find(|n| args.get(*n).and_then(|v| v.as_str()) == Some(params.path.as_str()))
+            .unwrap_or("path");
+        return Err(format!("The '{name}' parameter must be non-empty.").into());
+    }
+    // Without a range, notes name the range parameters this dialect shows.
+    let default_style = if ctx.state.config.dialect.is_current() {
+        RangeStyle::StartEnd
+    } else {
+        RangeStyle::OffsetLimit
+    };
+    let (range, style) = requested_range(&params, &dialect, default_style)?;
     let target = open_target(&ctx.state, &params.path, style)?;
     run_sized(target.opened.size(), move || {
         read_file(target, range, style)
@@ -111,7 +169,7 @@ pub fn open_target(
     let guard = &state.guard;
     let resolved = guard
         .resolve(raw)
-        .map_err(|r| super::refusal_message(guard, r, super::file_outside))?;
+        .map_err(|r| super::refusal_message(state, r, super::file_outside))?;
     let abs = resolved.display().display().to_string();
     if resolved.exists()
         && !resolved.is_dir()
@@ -137,6 +195,7 @@ pub fn open_target(
 fn requested_range(
     params: &ReadFileParams,
     dialect: &LineDialect,
+    default_style: RangeStyle,
 ) -> Result<(Option<LineRange>, RangeStyle), ToolError> {
     if params.offset.is_some() || params.limit.is_some() {
         let offset = params.offset.unwrap_or(0);
@@ -154,7 +213,7 @@ fn requested_range(
         return Ok((Some(range), RangeStyle::OffsetLimit));
     }
     if dialect.start_line.is_none() && dialect.end_line.is_none() {
-        return Ok((None, RangeStyle::OffsetLimit));
+        return Ok((None, default_style));
     }
     let start = dialect.start_line.unwrap_or(1);
     if start < 1 {

@@ -12,14 +12,14 @@ use rmcp::model::ContentBlock;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::list_directory::{FILE_FILTERING_ALIASES, Hidden};
+use super::filters::{FILE_FILTERING, FileFilteringOptions, IgnoreSwitches, NestedSwitches};
 use super::read_file::media_block;
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, cancellable, parse_args};
-use crate::discovery::ignore_rules::{DirRules, IgnoreSet};
-use crate::discovery::walk::{self, TOO_DEEP_NOTE, Walk, WalkOptions};
+use crate::discovery::ignore_rules::{DirRules, IgnoreSet, IgnoredBy};
+use crate::discovery::walk::{self, SEARCH_EXCLUDED_DIRS, TOO_DEEP_NOTE, Walk, WalkOptions};
 use crate::fs::guard::{Guard, Refusal, Resolved};
 use crate::fs::reading::{self, Body, ReadFailure};
-use crate::mcp::params::{Alias, JsonObject, portable_schema};
+use crate::mcp::params::{Alias, JsonObject};
 use crate::text::filekind::{self, Media};
 use crate::text::lines::LineRange;
 use crate::text::names::{Escaped, escape_name};
@@ -37,13 +37,52 @@ const MAX_SKIPPED_LISTED: usize = 50;
 const TRUNCATION_WARNING: &str = "[WARNING: This file was truncated. To view the full content, use the 'read_file' tool on this specific file.]\n\n";
 const NOTHING_READ: &str = "No files matching the criteria were found or all were skipped.";
 
-/// Extensions and names skipped by `useDefaultExcludes`.
-const DEFAULT_EXCLUDED_EXTENSIONS: &[&str] = &[
-    "zip", "tar", "gz", "tgz", "bz2", "xz", "7z", "rar", "exe", "dll", "so", "dylib", "class",
-    "jar", "war", "pyc", "pyo", "bin", "doc", "docx", "xls", "xlsx", "ppt", "pptx", "odt", "ods",
-    "odp",
+/// What `useDefaultExcludes` leaves out (Gemini CLI's list): files below
+/// these directories, with these extensions, or with these names (letter
+/// case ignored, as Gemini CLI's glob does).
+const DEFAULT_EXCLUDED_DIRS: &[&str] = &[
+    "node_modules",
+    ".git",
+    "bower_components",
+    ".svn",
+    ".hg",
+    ".vscode",
+    ".idea",
+    "dist",
+    "build",
+    "coverage",
+    "__pycache__",
 ];
-const DEFAULT_EXCLUDED_NAMES: &[&str] = &[".DS_Store", ".env"];
+const DEFAULT_EXCLUDED_EXTENSIONS: &[&str] = &[
+    "bin", "exe", "dll", "so", "dylib", "class", "jar", "war", "zip", "tar", "gz", "bz2", "rar",
+    "7z", "doc", "docx", "xls", "xlsx", "ppt", "pptx", "odt", "ods", "odp", "pyc", "pyo",
+];
+const DEFAULT_EXCLUDED_NAMES: &[&str] = &[".DS_Store", ".env", "GEMINI.md"];
+
+/// The default exclude pattern that leaves out `rel` (a `/`-separated path
+/// relative to its root), if any.
+fn default_exclusion(rel: &str) -> Option<String> {
+    let mut parts: Vec<&str> = rel.split('/').collect();
+    let name = parts.pop()?;
+    if let Some(dir) = parts.iter().find(|p| {
+        DEFAULT_EXCLUDED_DIRS
+            .iter()
+            .any(|d| d.eq_ignore_ascii_case(p))
+    }) {
+        return Some(format!("**/{dir}/**"));
+    }
+    if let Some(n) = DEFAULT_EXCLUDED_NAMES
+        .iter()
+        .find(|n| n.eq_ignore_ascii_case(name))
+    {
+        return Some(format!("**/{n}"));
+    }
+    let (_, ext) = name.rsplit_once('.')?;
+    let ext = ext.to_ascii_lowercase();
+    DEFAULT_EXCLUDED_EXTENSIONS
+        .contains(&ext.as_str())
+        .then(|| format!("**/*.{ext}"))
+}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ReadManyFilesParams {
@@ -70,38 +109,87 @@ pub struct ReadManyFilesParams {
     pub respect_git_ignore: Option<bool>,
 }
 
+/// read_many_files as gemini-current advertises it (schema only).
+#[derive(JsonSchema)]
+#[allow(dead_code, reason = "only its schema is used: gemini-current's view")]
+struct ReadManyCurrent {
+    /// Files, directories or glob patterns to read, relative to the
+    /// workspace roots or absolute, e.g. ["src/**/*.ts", "README.md"].
+    #[schemars(length(min = 1))]
+    include: Vec<String>,
+    /// Glob patterns whose files are left out, e.g. ["**/*.test.ts"].
+    exclude: Option<Vec<String>>,
+    /// Whether directories are read recursively. Default true.
+    #[schemars(extend("default" = true))]
+    recursive: Option<bool>,
+    /// Whether the default excludes apply. Default true.
+    #[serde(rename = "useDefaultExcludes")]
+    #[schemars(rename = "useDefaultExcludes", extend("default" = true))]
+    use_default_excludes: Option<bool>,
+    /// Which ignore files hide files; both do by default.
+    file_filtering_options: Option<FileFilteringOptions>,
+}
+
 const ALIASES: &[Alias] = &[
-    // v0.24 spelling: the file list given as `include`.
+    // Gemini CLI's spelling: the file list given as `include`.
     Alias {
         from: "include",
         to: "paths",
     },
-    FILE_FILTERING_ALIASES[0],
-    FILE_FILTERING_ALIASES[1],
+    FILE_FILTERING[0],
+    FILE_FILTERING[1],
 ];
 
+const DESCRIPTION: &str = "Reads many files of the workspace in one call and returns their text, each under a '--- \
+    <absolute path> ---' header, in path order, followed by '--- End of content ---'. paths \
+    takes file paths, directories (every file below them is read) and glob patterns such as \
+    \"src/**/*.ts\" or \"docs/*.md\", relative to the workspace roots or absolute; a path that \
+    exists is taken literally even if it contains brackets. Glob matching ignores letter \
+    case. exclude takes glob patterns of files to leave out. include adds more patterns.\n\n\
+    Each file is read as read_file reads it: at most 2000 lines, lines cut at 2000 \
+    characters; a cut file starts with a warning, so read_file it in ranges for the rest. \
+    Images, audio and PDF come back as content blocks only when asked for by name or \
+    extension (\"media/*.png\"); other binary files are skipped. With useDefaultExcludes \
+    (default true), node_modules, .git, build output (dist, build, coverage), editor \
+    folders, archives, office and compiled files, .env, .DS_Store and GEMINI.md are left \
+    out, even when named; set it to false to read them. Files .gitignore or .geminiignore \
+    hide are left out too. The answer ends with a list of every file skipped and why, so you \
+    know what you did not get.";
+
+const DESCRIPTION_CURRENT: &str = "Reads many files of the workspace in one call and returns their text, each under a '--- \
+    <absolute path> ---' header, in path order, followed by '--- End of content ---'. \
+    include takes file paths, directories (every file below them is read) and glob patterns \
+    such as \"src/**/*.ts\" or \"docs/*.md\", relative to the workspace roots or absolute; a \
+    path that exists is taken literally even if it contains brackets. Glob matching ignores \
+    letter case. exclude takes glob patterns of files to leave out.\n\n\
+    Each file is read as read_file reads it: at most 2000 lines, lines cut at 2000 \
+    characters; a cut file starts with a warning, so read_file it in ranges for the rest. \
+    Images, audio and PDF come back as content blocks only when asked for by name or \
+    extension (\"media/*.png\"); other binary files are skipped. With useDefaultExcludes \
+    (default true), node_modules, .git, build output (dist, build, coverage), editor \
+    folders, archives, office and compiled files, .env, .DS_Store and GEMINI.md are left \
+    out, even when named; set it to false to read them. Files .gitignore or .geminiignore \
+    hide are left out too. The answer ends with a list of every file skipped and why, so you \
+    know what you did not get.";
+
 pub fn spec() -> ToolSpec {
-    ToolSpec {
-        name: "read_many_files",
-        title: "Read Many Files",
-        description: "Reads many files of the workspace in one call: give paths, directories \
-            (every file beneath) or glob patterns (such as \"src/**/*.ts\"). Each text file comes \
-            back under a '--- <path> ---' header, in path order, cut at 2000 lines like read_file. \
-            Images, audio and PDF are included only when asked for by name or extension. Ignored, \
-            binary and oversized files are skipped and listed at the end with the reason.",
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        schema: portable_schema::<ReadManyFilesParams>(),
-        hidden_schema: Some(portable_schema::<Hidden>()),
-        aliases: ALIASES,
-        handler: |ctx, args| Box::pin(run(ctx, args)),
-    }
+    ToolSpec::reads("read_many_files", "Read Many Files")
+        .params::<ReadManyFilesParams>()
+        .accepts::<IgnoreSwitches>()
+        .accepts::<NestedSwitches>()
+        .aliases(ALIASES)
+        .describe(DESCRIPTION)
+        .current_schema::<ReadManyCurrent>("read_many_files", DESCRIPTION_CURRENT)
+        .run(|ctx, args| Box::pin(run(ctx, args)))
 }
 
 /// How the gathering treats files.
 struct Rules {
-    walk: WalkOptions,
+    /// For walks below a directory named as a path (depth-limited when not
+    /// recursive).
+    dir_walk: WalkOptions,
+    /// For glob patterns (recursion is up to the pattern).
+    glob_walk: WalkOptions,
     exclude: GlobSet,
     default_excludes: bool,
 }
@@ -127,7 +215,7 @@ struct Wanted {
 #[derive(Default)]
 struct Gathered {
     files: BTreeMap<String, Wanted>,
-    skipped: Vec<(String, String)>,
+    skipped: BTreeMap<String, String>,
     /// What showing the names of found files escaped.
     escaped: Escaped,
     /// A walk met directories nested too deeply to open.
@@ -135,7 +223,15 @@ struct Gathered {
 }
 
 impl Gathered {
+    /// How a file a walk found is named in the answer (escaped).
+    fn shown(&mut self, path: &Path) -> String {
+        let (shown, escaped) = escape_name(path.as_os_str().as_encoded_bytes());
+        self.escaped.add(escaped);
+        shown.into_owned()
+    }
+
     fn add(&mut self, shown: String, real: PathBuf, resolved: Option<Resolved>, asked: Asked) {
+        self.skipped.remove(&shown);
         let entry = self.files.entry(shown).or_insert(Wanted {
             real,
             resolved,
@@ -147,24 +243,39 @@ impl Gathered {
     }
 
     fn skip(&mut self, what: impl Into<String>, why: impl Into<String>) {
-        self.skipped.push((what.into(), why.into()));
+        let what = what.into();
+        if !self.files.contains_key(&what) {
+            self.skipped.entry(what).or_insert_with(|| why.into());
+        }
     }
 }
 
 async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: ReadManyFilesParams = parse_args(&args)?;
-    let hidden: Hidden = parse_args(&args)?;
+    let hidden: IgnoreSwitches = parse_args(&args)?;
     let exclude = glob_set(params.exclude.as_deref().unwrap_or_default())?;
     let recursive = params.recursive.unwrap_or(true);
-    let rules = Rules {
-        walk: WalkOptions {
-            respect_git_ignore: params.respect_git_ignore.unwrap_or(true),
-            respect_gemini_ignore: hidden.respect_gemini_ignore.unwrap_or(true),
-            max_depth: (!recursive).then_some(1),
-            ..WalkOptions::default()
+    let default_excludes = params.use_default_excludes.unwrap_or(true);
+    let glob_walk = WalkOptions {
+        respect_git_ignore: params.respect_git_ignore.unwrap_or(true),
+        respect_gemini_ignore: hidden.respect_gemini_ignore.unwrap_or(true),
+        // With the default excludes off, node_modules and the rest are read too.
+        default_excludes,
+        excluded_dirs: if default_excludes {
+            SEARCH_EXCLUDED_DIRS
+        } else {
+            &[]
         },
+        ..WalkOptions::default()
+    };
+    let rules = Rules {
+        dir_walk: WalkOptions {
+            max_depth: (!recursive).then_some(1),
+            ..glob_walk.clone()
+        },
+        glob_walk,
         exclude,
-        default_excludes: params.use_default_excludes.unwrap_or(true),
+        default_excludes,
     };
     let mut patterns = params.paths.clone();
     for extra in params.include.iter().flatten() {
@@ -185,6 +296,7 @@ fn glob_set(patterns: &[String]) -> Result<GlobSet, ToolError> {
     for p in patterns {
         let glob = GlobBuilder::new(p.trim_start_matches("./"))
             .literal_separator(true)
+            .case_insensitive(true)
             .empty_alternates(true)
             .build()
             .map_err(|e| ToolError(format!("Invalid glob pattern \"{p}\": {e}")))?;
@@ -193,6 +305,7 @@ fn glob_set(patterns: &[String]) -> Result<GlobSet, ToolError> {
         if !p.contains('/')
             && let Ok(g) = GlobBuilder::new(&format!("**/{p}"))
                 .literal_separator(true)
+                .case_insensitive(true)
                 .build()
         {
             set.add(g);
@@ -206,6 +319,15 @@ fn is_glob(pattern: &str) -> bool {
     pattern.contains(['*', '?', '[', '{'])
 }
 
+/// What one pattern came to, over all roots.
+#[derive(Default)]
+struct PatternResult {
+    /// Files it named or matched (kept or skipped for a reason).
+    matched: bool,
+    /// Why it could not be used, if it never matched.
+    refusal: Option<Refusal>,
+}
+
 fn gather(state: &State, patterns: &[String], rules: &Rules, stop: &AtomicBool) -> Gathered {
     let guard = &state.guard;
     let mut out = Gathered::default();
@@ -215,64 +337,110 @@ fn gather(state: &State, patterns: &[String], rules: &Rules, stop: &AtomicBool) 
             out.skip(pattern.clone(), "empty path");
             continue;
         }
-        if is_glob(pattern) {
-            gather_glob(guard, pattern, rules, stop, &mut out);
+        let raw = pattern.replace('\\', "/");
+        let mut result = PatternResult::default();
+        if Path::new(&raw).is_absolute() || raw.starts_with("file://") {
+            match guard.resolve(&raw) {
+                Ok(resolved) if resolved.exists() => {
+                    result.matched = true;
+                    literal(guard, resolved, rules, &mut cache, stop, &mut out);
+                }
+                Ok(resolved) => {
+                    // Not there: a glob below the root that holds it.
+                    let root_id = resolved.root();
+                    let root = guard.root_path(root_id).to_path_buf();
+                    if let Ok(rel) = resolved.display().strip_prefix(&root) {
+                        let rel = rel.to_string_lossy().into_owned();
+                        result.matched |=
+                            glob_in(guard, &root, &rel, rules, &mut cache, stop, &mut out);
+                    }
+                }
+                Err(refusal) => result.refusal = Some(refusal),
+            }
         } else {
-            gather_path(guard, pattern, rules, &mut cache, stop, &mut out);
+            for root in guard.roots() {
+                // As Gemini CLI: a pattern that names an existing path in
+                // this root is taken literally (`app/[id]/page.tsx`), anything
+                // else is a glob (letter case ignored).
+                let candidate = root.join(&raw).display().to_string();
+                match guard.resolve(&candidate) {
+                    Ok(resolved) if resolved.exists() => {
+                        result.matched = true;
+                        literal(guard, resolved, rules, &mut cache, stop, &mut out);
+                    }
+                    Err(refusal @ Refusal::Outside { .. }) if !is_glob(&raw) => {
+                        result.refusal = Some(refusal);
+                    }
+                    _ => {
+                        let rel = raw.trim_start_matches("./");
+                        result.matched |=
+                            glob_in(guard, root, rel, rules, &mut cache, stop, &mut out);
+                    }
+                }
+            }
+        }
+        if !result.matched {
+            let why = match result.refusal {
+                Some(Refusal::Outside { .. }) => "outside the workspace roots".to_string(),
+                Some(Refusal::Invalid(m)) => m,
+                Some(Refusal::Unresolvable { reason, .. }) => reason,
+                None if is_glob(&raw) => "no file matches this pattern".to_string(),
+                None => "not found".to_string(),
+            };
+            out.skip(pattern.clone(), why);
         }
     }
     out
 }
 
-/// A plain path: a file, or a directory to expand. Relative paths are tried
-/// against every root, primary first.
-fn gather_path<'g>(
+/// An existing path named literally: a file, or a directory to expand.
+fn literal<'g>(
     guard: &'g Guard,
-    raw: &str,
+    resolved: Resolved,
     rules: &Rules,
     cache: &mut IgnoreCache<'g>,
     stop: &AtomicBool,
     out: &mut Gathered,
 ) {
-    let candidates: Vec<String> = if Path::new(raw).is_absolute() || raw.starts_with("file://") {
-        vec![raw.to_string()]
-    } else {
-        guard
-            .roots()
-            .map(|r| r.join(raw).display().to_string())
-            .collect()
-    };
-    let mut last_refusal = None;
-    for candidate in &candidates {
-        match guard.resolve(candidate) {
-            Ok(resolved) if resolved.is_dir() => {
-                expand_dir(guard, resolved.real(), rules, stop, out);
-                return;
-            }
-            Ok(resolved) if resolved.exists() => {
-                if cache.is_ignored(guard, resolved.real(), &rules.walk) {
-                    out.skip(
-                        resolved.display().display().to_string(),
-                        "ignored by .gitignore or .geminiignore",
-                    );
-                } else {
-                    let shown = resolved.display().display().to_string();
-                    let real = resolved.real().to_path_buf();
-                    out.add(shown, real, Some(resolved), Asked::ByName);
-                }
-                return;
-            }
-            Ok(_) => {}
-            Err(refusal) => last_refusal = Some(refusal),
-        }
+    if resolved.is_dir() {
+        expand_dir(guard, resolved.real(), rules, stop, out);
+        return;
     }
-    let why = match last_refusal {
-        Some(Refusal::Outside { .. }) => "outside the workspace roots".to_string(),
-        Some(Refusal::Invalid(m)) => m,
-        Some(Refusal::Unresolvable { reason, .. }) => reason,
-        None => "not found".to_string(),
-    };
-    out.skip(raw.to_string(), why);
+    let shown = resolved.display().display().to_string();
+    let real = resolved.real().to_path_buf();
+    let rel = root_relative(guard, &real);
+    if rules.exclude.is_match(&rel) {
+        return;
+    }
+    if rules.default_excludes
+        && let Some(pattern) = default_exclusion(&rel)
+    {
+        out.skip(shown, format!("excluded by default ({pattern})"));
+        return;
+    }
+    if let Some(by) = cache.ignored_by(guard, &real, &rules.glob_walk) {
+        out.skip(shown, ignored_reason(by));
+        return;
+    }
+    out.add(shown, real, Some(resolved), Asked::ByName);
+}
+
+fn ignored_reason(by: IgnoredBy) -> &'static str {
+    match by {
+        IgnoredBy::Git => "ignored by .gitignore",
+        IgnoredBy::Gemini => "ignored by .geminiignore",
+    }
+}
+
+/// `real` relative to the root that holds it, `/`-separated.
+fn root_relative(guard: &Guard, real: &Path) -> String {
+    guard
+        .containing_root(real)
+        .and_then(|root| real.strip_prefix(root).ok())
+        .map_or_else(
+            || real.to_string_lossy().into_owned(),
+            |r| r.to_string_lossy().into_owned(),
+        )
 }
 
 /// Ignore rules for named files, built once per root and per directory.
@@ -283,10 +451,13 @@ struct IgnoreCache<'g> {
 }
 
 impl<'g> IgnoreCache<'g> {
-    fn is_ignored(&mut self, guard: &'g Guard, real: &Path, options: &WalkOptions) -> bool {
-        let Some(parent) = real.parent() else {
-            return false;
-        };
+    fn ignored_by(
+        &mut self,
+        guard: &'g Guard,
+        real: &Path,
+        options: &WalkOptions,
+    ) -> Option<IgnoredBy> {
+        let parent = real.parent()?;
         if !self.dirs.contains_key(parent) {
             let root = guard
                 .containing_root(parent)
@@ -307,79 +478,92 @@ impl<'g> IgnoreCache<'g> {
             let rules = set.dir_rules(parent);
             self.dirs.insert(parent.to_path_buf(), (set, rules));
         }
-        self.dirs
-            .get(parent)
-            .is_some_and(|(set, rules)| set.is_ignored(rules, real, false))
+        let (set, rules) = self.dirs.get(parent)?;
+        set.ignored_by(rules, real, false)
     }
 }
 
 /// Every file below a directory (media only if a pattern asks for it).
 fn expand_dir(guard: &Guard, dir: &Path, rules: &Rules, stop: &AtomicBool, out: &mut Gathered) {
-    let walk = Walk::new(guard, dir, rules.walk.clone());
+    let walk = Walk::new(guard, dir, rules.dir_walk.clone());
     let per_thread = walk.files(stop, Vec::new, |found, f| {
-        found.push((f.path.to_path_buf(), f.rel.to_string()));
+        found.push(f.path.to_path_buf());
         true
     });
     out.too_deep |= walk.stopped_too_deep();
-    for (path, rel) in per_thread.into_iter().flatten() {
+    for path in per_thread.into_iter().flatten() {
+        let rel = root_relative(guard, &path);
         consider(path, &rel, rules, Asked::Incidentally, out);
     }
 }
 
-/// A glob pattern, matched in every root (or the one an absolute pattern names).
-fn gather_glob(guard: &Guard, pattern: &str, rules: &Rules, stop: &AtomicBool, out: &mut Gathered) {
-    let asks_media = names_media(pattern);
-    let mut matched_any = false;
-    for root in guard.roots() {
-        let relative = match Path::new(pattern).strip_prefix(root) {
-            Ok(rel) => rel.to_string_lossy().into_owned(),
-            Err(_) if Path::new(pattern).is_absolute() => continue,
-            Err(_) => pattern.trim_start_matches("./").to_string(),
+/// A glob pattern relative to `root`, matched case-insensitively against
+/// the paths below it. Returns whether anything matched (ignored files
+/// included: they are listed as skipped, with the reason).
+fn glob_in<'g>(
+    guard: &'g Guard,
+    root: &Path,
+    pattern: &str,
+    rules: &Rules,
+    cache: &mut IgnoreCache<'g>,
+    stop: &AtomicBool,
+    out: &mut Gathered,
+) -> bool {
+    let Ok(glob) = GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .case_insensitive(true)
+        .empty_alternates(true)
+        .build()
+    else {
+        return false;
+    };
+    let matcher = glob.compile_matcher();
+    let asked = if names_media(pattern) {
+        Asked::ByName
+    } else {
+        Asked::Incidentally
+    };
+    // Walk only below the pattern's literal leading directories, if they
+    // exist with that spelling (else from the root: case is ignored).
+    let (prefix, _) = literal_prefix(pattern);
+    let start = match guard.resolve_absolute(&root.join(&prefix)) {
+        Ok(r) if r.is_dir() => r,
+        _ => match guard.resolve_absolute(root) {
+            Ok(r) => r,
+            Err(_) => return false,
+        },
+    };
+    let start_rel = root_relative(guard, start.real());
+    let walk = Walk::new(guard, start.real(), rules.glob_walk.clone());
+    let per_thread = walk.classified(stop, Vec::new, |found, f| {
+        let rel = if start_rel.is_empty() {
+            f.rel.to_string()
+        } else {
+            format!("{start_rel}/{}", f.rel)
         };
-        let Ok(glob) = GlobBuilder::new(&relative)
-            .literal_separator(true)
-            .empty_alternates(true)
-            .build()
-        else {
-            out.skip(pattern.to_string(), "invalid glob pattern");
-            return;
-        };
-        let matcher = glob.compile_matcher();
-        // Walk only below the pattern's literal leading directories.
-        let (prefix, _) = literal_prefix(&relative);
-        let start = root.join(&prefix);
-        let Ok(resolved) = guard.resolve_absolute(&start) else {
-            continue;
-        };
-        if !resolved.is_dir() {
-            continue;
+        if matcher.is_match(&rel) {
+            found.push((f.path.to_path_buf(), rel, f.ignored));
         }
-        let walk = Walk::new(guard, resolved.real(), rules.walk.clone());
-        let per_thread = walk.files(stop, Vec::new, |found, f| {
-            let rel = if prefix.as_os_str().is_empty() {
-                f.rel.to_string()
-            } else {
-                format!("{}/{}", prefix.display(), f.rel)
-            };
-            if matcher.is_match(&rel) {
-                found.push((f.path.to_path_buf(), rel));
+        true
+    });
+    out.too_deep |= walk.stopped_too_deep();
+    let mut matched = false;
+    for (path, rel, ignored) in per_thread.into_iter().flatten() {
+        matched = true;
+        if ignored {
+            if rules.exclude.is_match(&rel) {
+                continue;
             }
-            true
-        });
-        out.too_deep |= walk.stopped_too_deep();
-        for (path, rel) in per_thread.into_iter().flatten() {
-            matched_any = true;
-            let asked = if asks_media {
-                Asked::ByName
-            } else {
-                Asked::Incidentally
-            };
-            consider(path, &rel, rules, asked, out);
+            let why = cache
+                .ignored_by(guard, &path, &rules.glob_walk)
+                .map_or("ignored by .gitignore or .geminiignore", ignored_reason);
+            let shown = out.shown(&path);
+            out.skip(shown, why);
+            continue;
         }
+        consider(path, &rel, rules, asked, out);
     }
-    if !matched_any {
-        out.skip(pattern.to_string(), "no file matches this pattern");
-    }
+    matched
 }
 
 /// The leading components of a relative pattern that hold no glob
@@ -415,26 +599,18 @@ fn names_media(pattern: &str) -> bool {
         })
 }
 
-/// Applies excludes to a file found by expansion.
+/// Applies the excludes to a file found by a walk; `rel` is relative to its
+/// root.
 fn consider(path: PathBuf, rel: &str, rules: &Rules, asked: Asked, out: &mut Gathered) {
-    let (shown, escaped) = escape_name(path.as_os_str().as_encoded_bytes());
-    let shown = shown.into_owned();
-    out.escaped.add(escaped);
+    let shown = out.shown(&path);
     if rules.exclude.is_match(rel) {
         return;
     }
-    if rules.default_excludes {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let ext = filekind::extension(&path).unwrap_or_default();
-        if DEFAULT_EXCLUDED_NAMES.contains(&name)
-            || DEFAULT_EXCLUDED_EXTENSIONS.contains(&ext.as_str())
-        {
-            out.skip(
-                shown,
-                "excluded by default (archive, office or compiled file, .env or .DS_Store)",
-            );
-            return;
-        }
+    if rules.default_excludes
+        && let Some(pattern) = default_exclusion(rel)
+    {
+        out.skip(shown, format!("excluded by default ({pattern})"));
+        return;
     }
     out.add(shown, path, None, asked);
 }
@@ -517,10 +693,11 @@ fn failure_reason(e: ReadFailure) -> String {
 fn render(state: &State, gathered: Gathered) -> Vec<ContentBlock> {
     let Gathered {
         files,
-        mut skipped,
+        skipped,
         escaped,
         too_deep,
     } = gathered;
+    let mut skipped: Vec<(String, String)> = skipped.into_iter().collect();
     let mut ordered: Vec<(String, Wanted)> = files.into_iter().collect();
     walk::sort_by_path(&mut ordered, |(s, _)| s);
     let pieces = read_all(state, &ordered);
@@ -574,16 +751,17 @@ fn render(state: &State, gathered: Gathered) -> Vec<ContentBlock> {
     if too_deep {
         tail.push(TOO_DEEP_NOTE.to_string());
     }
+    // The list of what was left out follows, each part on its own lines.
+    let tail = tail
+        .into_iter()
+        .map(|t| ContentBlock::text(format!("\n{t}")));
     if blocks.is_empty() {
         let mut out = vec![ContentBlock::text(NOTHING_READ)];
-        out.extend(tail.into_iter().map(ContentBlock::text));
+        out.extend(tail);
         return out;
     }
     blocks.push(ContentBlock::text("\n--- End of content ---"));
-    blocks.extend(
-        tail.into_iter()
-            .map(|t| ContentBlock::text(format!("\n{t}"))),
-    );
+    blocks.extend(tail);
     blocks
 }
 

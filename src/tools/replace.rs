@@ -7,10 +7,10 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::write_file::{commit, placeholder_message, read_existing, target_error_message};
+use super::writes::{commit, placeholder_message, read_existing, target_error_message};
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::fs::writing::{self, Target};
-use crate::mcp::params::{JsonObject, portable_schema};
+use crate::mcp::params::JsonObject;
 use crate::text::diff;
 use crate::text::edit::{self, EditFailure, Expected, near_miss, omission};
 use crate::text::exact::{self, DecodeError};
@@ -32,12 +32,13 @@ pub struct ReplaceParams {
     pub expected_replacements: Option<i64>,
 }
 
-/// Accepted but unpublished spellings of older Gemini CLI versions.
+/// Accepted in every dialect; advertised by gemini-current.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ReplaceDialect {
-    /// Replace every occurrence (at least one).
+    /// true: replace every occurrence of old_string (there must be at least
+    /// one) instead of exactly one.
     pub allow_multiple: Option<bool>,
-    /// A description of the edit; ignored.
+    /// What the edit is for, in a sentence. Not used to change the edit.
     #[expect(
         dead_code,
         reason = "declared so the dialect schema type-checks it; never used"
@@ -45,37 +46,106 @@ pub struct ReplaceDialect {
     pub instruction: Option<String>,
 }
 
+/// replace as gemini-current advertises it (schema only).
+#[derive(JsonSchema)]
+#[allow(dead_code, reason = "only its schema is used: gemini-current's view")]
+struct ReplaceCurrent {
+    /// The file to edit: an absolute path, or a path relative to the primary
+    /// workspace root.
+    file_path: String,
+    /// One sentence on what the edit does and why.
+    instruction: String,
+    /// The exact text to replace, copied from the file.
+    old_string: String,
+    /// The text to put in its place, exactly as it should appear.
+    new_string: String,
+    /// true: replace every occurrence of old_string. Default false.
+    #[schemars(extend("default" = false))]
+    allow_multiple: Option<bool>,
+}
+
+const DESCRIPTION: &str = "Changes one part of a text file inside the workspace: finds old_string in the file and \
+    puts new_string in its place, then writes the file atomically and answers with a unified \
+    diff of what changed. Read the file first (read_file) so you copy old_string from its \
+    current text.\n\n\
+    How old_string is matched: literally, character for character, including spaces, tabs, \
+    indentation, blank lines and punctuation. It is not a regular expression and nothing in \
+    it is interpreted: `$1`, `$&` and backslashes in new_string end up in the file exactly \
+    as written. Do not escape anything and do not add line numbers or the 'L12:' prefixes of \
+    search results. The only leniency is line endings: the file's CRLF or CR line breaks \
+    match the \\n in your strings, and the inserted text takes the file's own line-ending \
+    style.\n\n\
+    How many places: by default old_string must occur exactly once, so the edit cannot land \
+    in the wrong place. Make it unique by including context, usually 2 or 3 unchanged lines \
+    before and after the lines you change, copied exactly; repeat that context unchanged in \
+    new_string. To change every occurrence of a repeated snippet on purpose, set \
+    expected_replacements to the number of occurrences you expect; the call fails, changing \
+    nothing, if the count differs.\n\n\
+    When it fails nothing is written, and the message says why: old_string not found (with \
+    the closest text in the file and what differs, for example indentation, so you can \
+    correct old_string; no approximate match is ever applied), found more often than \
+    expected, or identical to new_string. Large changes go best as several small replace \
+    calls, each with its own context; to rewrite most of a file, use write_file.\n\n\
+    Creating a file: with an empty old_string and a path that does not exist yet, the file \
+    is created (with missing parent directories) holding new_string. The file keeps its \
+    encoding, byte-order mark, final newline and permission bits. new_string must be \
+    complete: a placeholder line such as '// ... rest of code ...' is refused, since it \
+    would delete the code it stands for. Files inside a .git directory are never written. \
+    Paths are absolute or relative to the primary workspace root.";
+
+const DESCRIPTION_CURRENT: &str = "Changes one part of a text file inside the workspace: finds old_string in the file and \
+    puts new_string in its place, then writes the file atomically and answers with a unified \
+    diff of what changed. Read the file first (read_file) so you copy old_string from its \
+    current text.\n\n\
+    How old_string is matched: literally, character for character, including spaces, tabs, \
+    indentation, blank lines and punctuation. It is not a regular expression and nothing in \
+    it is interpreted: `$1`, `$&` and backslashes in new_string end up in the file exactly \
+    as written. Do not escape anything and do not add line numbers or the 'L12:' prefixes of \
+    search results. The only leniency is line endings: the file's CRLF or CR line breaks \
+    match the \\n in your strings, and the inserted text takes the file's own line-ending \
+    style.\n\n\
+    How many places: by default old_string must occur exactly once, so the edit cannot land \
+    in the wrong place. Make it unique by including context, usually 2 or 3 unchanged lines \
+    before and after the lines you change, copied exactly; repeat that context unchanged in \
+    new_string. To change every occurrence of a repeated snippet on purpose, set \
+    allow_multiple to true.\n\n\
+    When it fails nothing is written, and the message says why: old_string not found (with \
+    the closest text in the file and what differs, for example indentation, so you can \
+    correct old_string; no approximate match is ever applied), found more often than \
+    expected, or identical to new_string. Large changes go best as several small replace \
+    calls, each with its own context; to rewrite most of a file, use write_file.\n\n\
+    Creating a file: with an empty old_string and a path that does not exist yet, the file \
+    is created (with missing parent directories) holding new_string. The file keeps its \
+    encoding, byte-order mark, final newline and permission bits. new_string must be \
+    complete: a placeholder line such as '// ... rest of code ...' is refused, since it \
+    would delete the code it stands for. Files inside a .git directory are never written. \
+    Paths are absolute or relative to the primary workspace root.\n\n\
+    instruction: one sentence saying what the edit is for and why; it documents the call and \
+    does not change how the edit is applied.";
+
 pub fn spec() -> ToolSpec {
-    ToolSpec {
-        name: "replace",
-        title: "Replace Text In File",
-        description: "Replaces text in a file inside the workspace. old_string must match the file \
-            exactly (whitespace and indentation included) and, unless expected_replacements says \
-            otherwise, exactly once: include a few lines of context to make it unique. Matching is \
-            literal, not a regular expression. The file keeps its line endings, encoding, \
-            byte-order mark, final newline and permission bits. With an empty old_string and a \
-            file that does not exist yet, creates it with new_string. The answer includes a diff.",
-        read_only: false,
-        destructive: true,
-        idempotent: false,
-        schema: portable_schema::<ReplaceParams>(),
-        hidden_schema: Some(portable_schema::<ReplaceDialect>()),
-        aliases: &[],
-        handler: |ctx, args| Box::pin(run(ctx, args)),
-    }
+    ToolSpec::writes("replace", "Replace Text In File", false)
+        .params::<ReplaceParams>()
+        .accepts::<ReplaceDialect>()
+        .describe(DESCRIPTION)
+        .current_schema::<ReplaceCurrent>("replace", DESCRIPTION_CURRENT)
+        .run(|ctx, args| Box::pin(run(ctx, args)))
 }
 
 async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: ReplaceParams = parse_args(&args)?;
     let dialect: ReplaceDialect = parse_args(&args)?;
     let expected = expected(&params, &dialect)?;
-    if let Some(line) = omission::new_placeholder(&params.old_string, &params.new_string) {
-        return Err(placeholder_message(line));
+    if params.file_path.is_empty() {
+        return Err("The 'file_path' parameter must be non-empty.".into());
     }
     let state = ctx.state.clone();
+    if let Some(line) = omission::new_placeholder(&params.old_string, &params.new_string) {
+        return Err(placeholder_message(&state, line, "new_string"));
+    }
     let guard = &state.guard;
     let target =
-        writing::target(guard, &params.file_path).map_err(|e| target_error_message(guard, e))?;
+        writing::target(guard, &params.file_path).map_err(|e| target_error_message(&state, e))?;
     let cost = target.existing_size() + params.new_string.len() as u64;
     run_sized(cost, move || replace(&state, &params, expected, target)).await
 }
@@ -123,11 +193,16 @@ fn replace(
     let edited = match edit::replace(&file.text, &params.old_string, &params.new_string, expected) {
         Ok(edited) => edited,
         Err(failure) => {
+            let wording = Wording {
+                current: state.config.dialect.is_current(),
+                count_given: params.expected_replacements.is_some(),
+            };
             return Err(failure_message(
                 &abs,
                 &file.text,
                 &params.old_string,
                 failure,
+                wording,
             ));
         }
     };
@@ -135,10 +210,26 @@ fn replace(
     let diff = diff::unified(&file.text, &edited.text, &rel);
     let bytes = exact::encode_cow(&edited.text, file.encoding);
     commit(guard, &target, &bytes, Some(&metadata))?;
-    super::text(format!(
-        "Successfully modified file: {abs} ({} replacements).\n\n{diff}",
+    let mut message = format!(
+        "Successfully modified file: {abs} ({} replacements).",
         edited.replacements
-    ))
+    );
+    if diff.is_empty() {
+        message.push_str(" The content is unchanged.");
+    } else {
+        message.push_str("\n\n");
+        message.push_str(&diff);
+    }
+    super::text(message)
+}
+
+/// Which dialect's words a failed edit is told in.
+#[derive(Clone, Copy)]
+struct Wording {
+    current: bool,
+    /// The caller gave expected_replacements (gemini-current's hint about
+    /// allow_multiple would not fit).
+    count_given: bool,
 }
 
 fn not_text_message(abs: &str, e: DecodeError) -> ToolError {
@@ -161,20 +252,45 @@ fn identical_message(abs: &str) -> ToolError {
     ))
 }
 
-fn failure_message(abs: &str, text: &str, old: &str, failure: EditFailure) -> ToolError {
+fn failure_message(
+    abs: &str,
+    text: &str,
+    old: &str,
+    failure: EditFailure,
+    wording: Wording,
+) -> ToolError {
     ToolError(match failure {
         EditFailure::Identical => return identical_message(abs),
-        EditFailure::CountMismatch { expected, found } => format!(
-            "Failed to edit, Expected {expected} occurrence{} but found {found} for old_string in \
-             file: {abs}",
-            if expected == 1 { "" } else { "s" }
-        ),
-        EditFailure::NotFound => {
+        EditFailure::CountMismatch { expected, found } => {
             let mut message = format!(
-                "Failed to edit, 0 occurrences found for old_string in {abs}. Nothing was changed. \
-                 old_string must match the file exactly, including whitespace, indentation, line \
-                 breaks and escaping; use read_file to see the current text and copy from it."
+                "Failed to edit, Expected {expected} occurrence{} but found {found} for old_string \
+                 in file: {abs}",
+                if expected == 1 { "" } else { "s" }
             );
+            if wording.current && !wording.count_given {
+                message.push_str(
+                    ". If you intended to replace multiple occurrences, set 'allow_multiple' to \
+                     true.",
+                );
+            }
+            message
+        }
+        EditFailure::NotFound => {
+            let mut message = if wording.current {
+                format!(
+                    "Could not find an exact match for 'old_string' in '{abs}'. If previous edits \
+                     modified the file or you are modifying lines outside your recent read window, \
+                     please use ReadFile to inspect the target lines before retrying with an exact \
+                     'old_string'."
+                )
+            } else {
+                format!(
+                    "Failed to edit, 0 occurrences found for old_string in {abs}. Nothing was \
+                     changed. old_string must match the file exactly, including whitespace, \
+                     indentation, line breaks and escaping; use read_file to see the current text \
+                     and copy from it."
+                )
+            };
             let normalized_file = exact::Normalized::new(text).text;
             let normalized_old = exact::normalize(old);
             if let Some(miss) = near_miss::find(&normalized_file, &normalized_old) {

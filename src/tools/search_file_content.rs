@@ -1,18 +1,21 @@
-//! `search_file_content` (TOOLS.md 6): regular-expression search over the
-//! workspace with ripgrep's engine, in Gemini CLI's output format.
+//! `search_file_content` (TOOLS.md 6; `grep_search` in gemini-current):
+//! regular-expression search over the workspace with ripgrep's engine, in
+//! Gemini CLI's output format.
 
 use std::time::Instant;
 
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::list_directory::Hidden;
+use super::filters::{FILE_FILTERING, GitSwitch, IgnoreSwitches, NestedSwitches};
 use super::{CallContext, ToolError, ToolResult, ToolSpec, cancellable, parse_args};
+use crate::config::Dialect;
 use crate::discovery::search::{self, Include, Outcome, Query};
 use crate::discovery::walk::{
-    SEARCH_EXCLUDED_DIRS, SEARCH_EXCLUDED_EXTENSIONS, TOO_DEEP_NOTE, WalkOptions,
+    HiddenEntries, SEARCH_EXCLUDED_DIRS, SEARCH_EXCLUDED_EXTENSIONS, TOO_DEEP_NOTE, WalkOptions,
 };
-use crate::mcp::params::{Alias, JsonObject, portable_schema};
+use crate::mcp::params::{Alias, JsonObject};
 
 /// Matches returned when no cap is given.
 pub const DEFAULT_TOTAL_MAX: i64 = 100;
@@ -29,6 +32,8 @@ pub struct SearchParams {
     /// Only search files whose path matches this glob, e.g. "*.rs" or
     /// "src/**/*.{ts,tsx}" (without a '/', it matches the file name).
     pub include: Option<String>,
+    /// A regular expression; matching lines are left out of the results.
+    pub exclude_pattern: Option<String>,
     /// Whether letter case must match. Default false.
     #[schemars(extend("default" = false))]
     pub case_sensitive: Option<bool>,
@@ -60,6 +65,48 @@ pub struct SearchParams {
     pub no_ignore: Option<bool>,
 }
 
+/// grep_search as gemini-current advertises it (schema only).
+#[derive(JsonSchema)]
+#[allow(dead_code, reason = "only its schema is used: gemini-current's view")]
+struct SearchCurrent {
+    /// The regular expression to search for (Rust regex syntax).
+    pattern: String,
+    /// A directory to search recursively, or a single file. Default: the
+    /// primary workspace root.
+    dir_path: Option<String>,
+    /// Only search files whose path matches this glob.
+    include_pattern: Option<String>,
+    /// A regular expression; matching lines are left out of the results.
+    exclude_pattern: Option<String>,
+    /// Return only the paths of files with matches. Default false.
+    #[schemars(extend("default" = false))]
+    names_only: Option<bool>,
+    /// Whether letter case must match. Default false.
+    #[schemars(extend("default" = false))]
+    case_sensitive: Option<bool>,
+    /// Treat the pattern as a literal string. Default false.
+    #[schemars(extend("default" = false))]
+    fixed_strings: Option<bool>,
+    /// Lines of context before and after each match. Default 0.
+    #[schemars(range(min = 0), extend("default" = 0))]
+    context: Option<i64>,
+    /// Lines of context after each match. Default 0.
+    #[schemars(range(min = 0), extend("default" = 0))]
+    after: Option<i64>,
+    /// Lines of context before each match. Default 0.
+    #[schemars(range(min = 0), extend("default" = 0))]
+    before: Option<i64>,
+    /// Also search what ignore files and default excludes hide. Default false.
+    #[schemars(extend("default" = false))]
+    no_ignore: Option<bool>,
+    /// Most matching lines per file. Default: no limit.
+    #[schemars(range(min = 1))]
+    max_matches_per_file: Option<i64>,
+    /// Most matching lines in all. Default 100.
+    #[schemars(range(min = 1), extend("default" = 100))]
+    total_max_matches: Option<i64>,
+}
+
 const ALIASES: &[Alias] = &[
     Alias {
         from: "dir_path",
@@ -69,48 +116,113 @@ const ALIASES: &[Alias] = &[
         from: "include_pattern",
         to: "include",
     },
+    FILE_FILTERING[0],
+    FILE_FILTERING[1],
 ];
 
+const DESCRIPTION: &str = "Searches the contents of the workspace's files for a regular expression, with ripgrep's \
+    engine, and returns the matching lines with their line numbers, grouped by file in path \
+    order: 'File: <path>' then 'L<n>: <line>' for a match and 'L<n>- <line>' for a context \
+    line. Lines keep their indentation, so a line can be copied into replace's old_string \
+    (without the 'L<n>: ' prefix).\n\n\
+    pattern uses Rust regex syntax (like ripgrep): escape regex characters such as ( [ . * + \
+    ? to match them literally, or set fixed_strings to true to search for a plain string; \
+    letter case is ignored unless case_sensitive is true. Narrow the search with path (a \
+    directory or a single file, default the primary workspace root) and include (a glob on \
+    file paths such as \"*.rs\" or \"src/**/*.{ts,tsx}\"; without a '/', it matches file names). \
+    exclude_pattern is a regex: lines matching it are left out.\n\n\
+    context, before and after show lines around each match. At most 100 matches are returned \
+    unless total_max_matches says otherwise; max_matches_per_file limits each file, and \
+    names_only returns just the paths of the files that match. Binary files, files \
+    .gitignore or .geminiignore hide, hidden files and directories (unless the include \
+    pattern names them, as in \".env*\"), node_modules, build output and *.log are skipped; \
+    no_ignore searches ignored and excluded files too (never .git).";
+
+const DESCRIPTION_CURRENT: &str = "Searches the contents of the workspace's files for a regular expression, with ripgrep's \
+    engine, and returns the matching lines with their line numbers, grouped by file in path \
+    order: 'File: <path>' then 'L<n>: <line>' for a match and 'L<n>- <line>' for a context \
+    line. Lines keep their indentation, so a line can be copied into replace's old_string \
+    (without the 'L<n>: ' prefix).\n\n\
+    pattern uses Rust regex syntax (like ripgrep): escape regex characters such as ( [ . * + \
+    ? to match them literally, or set fixed_strings to true to search for a plain string; \
+    letter case is ignored unless case_sensitive is true. Narrow the search with dir_path (a \
+    directory or a single file, default the primary workspace root) and include_pattern (a \
+    glob on file paths such as \"*.rs\" or \"src/**/*.{ts,tsx}\"; without a '/', it matches file \
+    names). exclude_pattern is a regex: lines matching it are left out.\n\n\
+    context, before and after show lines around each match. At most 100 matches are returned \
+    unless total_max_matches says otherwise; max_matches_per_file limits each file, and \
+    names_only returns just the paths of the files that match. Binary files, files \
+    .gitignore or .geminiignore hide, hidden files and directories (unless the include \
+    pattern names them, as in \".env*\"), node_modules, build output and *.log are skipped; \
+    no_ignore searches ignored and excluded files too (never .git). When a search finds 1 to \
+    3 matches and no context was asked for, the lines around them come too (50 for one \
+    match, 15 each for two or three), which often saves a read.";
+
 pub fn spec() -> ToolSpec {
-    ToolSpec {
-        name: "search_file_content",
-        title: "Search File Contents",
-        description: "Searches the contents of files in the workspace for a regular expression \
-            (Rust regex syntax) with ripgrep's engine, and returns matching lines with their line \
-            numbers, grouped by file in path order. Narrow it with 'path' and 'include' (a glob \
-            such as \"*.rs\"); ignored and binary files are skipped. At most 100 matches are \
-            returned unless total_max_matches says otherwise.",
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        schema: portable_schema::<SearchParams>(),
-        hidden_schema: Some(portable_schema::<Hidden>()),
-        aliases: ALIASES,
-        handler: |ctx, args| Box::pin(run(ctx, args)),
+    ToolSpec::reads("search_file_content", "Search File Contents")
+        .params::<SearchParams>()
+        .accepts::<IgnoreSwitches>()
+        .accepts::<NestedSwitches>()
+        .accepts::<GitSwitch>()
+        .aliases(ALIASES)
+        .describe(DESCRIPTION)
+        .current_schema::<SearchCurrent>("grep_search", DESCRIPTION_CURRENT)
+        .run(|ctx, args| Box::pin(run(ctx, args)))
+}
+
+fn count(value: Option<i64>) -> Option<usize> {
+    value.map(|n| usize::try_from(n).unwrap_or(if n < 0 { 0 } else { usize::MAX }))
+}
+
+/// Gemini CLI (newer) adds context by itself when a search finds 1 to 3
+/// matches and no context was asked for: 50 lines around a single match,
+/// 15 around two or three. Saves the read that usually follows.
+fn auto_context(matches: usize) -> Option<usize> {
+    match matches {
+        1 => Some(50),
+        2 | 3 => Some(15),
+        _ => None,
     }
 }
 
-fn non_negative(name: &str, value: Option<i64>) -> Result<usize, ToolError> {
-    match value {
-        Some(n) if n < 0 => Err(ToolError(format!("{name} must be 0 or more"))),
-        Some(n) => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
-        None => Ok(0),
-    }
+/// A regular-expression error quoting the caller's pattern.
+fn regex_error(
+    what: &str,
+    pattern: &str,
+    case_sensitive: bool,
+    fixed: bool,
+    e: String,
+) -> ToolError {
+    let reason = search::pattern_error(pattern, case_sensitive, fixed).unwrap_or(e);
+    ToolError(format!(
+        "Invalid {what}regular expression pattern provided: {pattern}. Error: {reason}"
+    ))
 }
 
-fn positive(name: &str, value: Option<i64>) -> Result<Option<usize>, ToolError> {
-    match value {
-        Some(n) if n < 1 => Err(ToolError(format!("{name} must be 1 or more"))),
-        Some(n) => Ok(Some(usize::try_from(n).unwrap_or(usize::MAX))),
-        None => Ok(None),
+/// Hidden files and directories (names starting with '.') are searched only
+/// where the include pattern names them: its components that start with a
+/// dot (".env*" lets `.env` in; ".github/**" lets `.github` in).
+fn hidden_named_by(include: Option<&str>) -> GlobSet {
+    let mut set = GlobSetBuilder::new();
+    for part in include.unwrap_or_default().split('/') {
+        if part.starts_with('.')
+            && part != "."
+            && part != ".."
+            && let Ok(glob) = GlobBuilder::new(part).literal_separator(true).build()
+        {
+            set.add(glob);
+        }
     }
+    set.build().unwrap_or_else(|_| GlobSet::empty())
 }
 
 async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: SearchParams = parse_args(&args)?;
-    let hidden: Hidden = parse_args(&args)?;
+    let switches: IgnoreSwitches = parse_args(&args)?;
+    let git: GitSwitch = parse_args(&args)?;
     let state = ctx.state.clone();
     let guard = &state.guard;
+    let dialect = state.config.dialect;
 
     let shown_path = params.path.clone().unwrap_or_else(|| ".".to_string());
     let filter = params
@@ -118,17 +230,17 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
         .as_deref()
         .map(|i| format!(" (filter: \"{i}\")"))
         .unwrap_or_default();
-    let matcher = search::build_matcher(
-        &params.pattern,
-        params.case_sensitive.unwrap_or(false),
-        params.fixed_strings.unwrap_or(false),
-    )
-    .map_err(|e| {
-        ToolError(format!(
-            "Invalid regular expression pattern provided: {}. Error: {e}",
-            params.pattern
-        ))
-    })?;
+    let case_sensitive = params.case_sensitive.unwrap_or(false);
+    let fixed = params.fixed_strings.unwrap_or(false);
+    let matcher = search::build_matcher(&params.pattern, case_sensitive, fixed)
+        .map_err(|e| regex_error("", &params.pattern, case_sensitive, fixed, e))?;
+    let exclude = match params.exclude_pattern.as_deref() {
+        Some(p) => Some(
+            search::build_matcher(p, case_sensitive, false)
+                .map_err(|e| regex_error("exclude ", p, case_sensitive, false, e))?,
+        ),
+        None => None,
+    };
     let include = match params.include.as_deref() {
         Some(pattern) => Some(
             Include::new(pattern)
@@ -136,22 +248,19 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
         ),
         None => None,
     };
-    let context = non_negative("context", params.context)?;
-    let before = params
-        .before
-        .map_or(Ok(context), |b| non_negative("before", Some(b)))?;
-    let after = params
-        .after
-        .map_or(Ok(context), |a| non_negative("after", Some(a)))?;
-    let total_max = positive("total_max_matches", params.total_max_matches)?
-        .unwrap_or(DEFAULT_TOTAL_MAX as usize);
-    let per_file_max = positive("max_matches_per_file", params.max_matches_per_file)?;
+    let context = count(params.context);
+    let before = count(params.before).or(context).unwrap_or(0);
+    let after = count(params.after).or(context).unwrap_or(0);
+    let context_asked =
+        params.context.is_some() || params.before.is_some() || params.after.is_some();
+    let total_max = count(params.total_max_matches).unwrap_or(DEFAULT_TOTAL_MAX as usize);
+    let per_file_max = count(params.max_matches_per_file);
 
     let (start, is_file) = match &params.path {
         None => (guard.primary().to_path_buf(), false),
         Some(raw) => {
             let resolved = guard.resolve(raw).map_err(|refusal| {
-                super::refusal_message(guard, refusal, |_, dirs| {
+                super::refusal_message(&state, refusal, |_, dirs| {
                     format!(
                         "Path validation failed: Attempted path \"{raw}\" resolves outside the \
                          allowed workspace directories: {dirs}"
@@ -159,30 +268,47 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
                 })
             })?;
             let Some(meta) = resolved.metadata() else {
-                return Err(
-                    format!("Path does not exist: {}", resolved.display().display()).into(),
-                );
+                let abs = resolved.display().display();
+                return Err(match dialect {
+                    // Gemini CLI 0.24 names the directory relative paths start from.
+                    Dialect::Gemini024 => format!(
+                        "Path does not exist: {abs} (CWD: {})",
+                        guard.primary().display()
+                    ),
+                    Dialect::GeminiCurrent => format!("Path does not exist: {abs}"),
+                }
+                .into());
             };
             (resolved.real().to_path_buf(), !meta.is_dir())
         }
     };
     let no_ignore = params.no_ignore.unwrap_or(false);
     let walk = WalkOptions {
-        respect_git_ignore: !no_ignore,
-        respect_gemini_ignore: !no_ignore && hidden.respect_gemini_ignore.unwrap_or(true),
+        respect_git_ignore: !no_ignore && git.respect_git_ignore.unwrap_or(true),
+        respect_gemini_ignore: !no_ignore && switches.respect_gemini_ignore.unwrap_or(true),
         default_excludes: !no_ignore,
-        excluded_dirs: if no_ignore { &[] } else { SEARCH_EXCLUDED_DIRS },
+        // .git is never searched, whatever the switches say.
+        excluded_dirs: if no_ignore {
+            &[".git"]
+        } else {
+            SEARCH_EXCLUDED_DIRS
+        },
         excluded_extensions: if no_ignore {
             &[]
         } else {
             SEARCH_EXCLUDED_EXTENSIONS
         },
         max_depth: None,
+        hidden: HiddenEntries::SkipUnless(hidden_named_by(params.include.as_deref())),
+        // As ripgrep: a symlink is not followed, so a linked file inside the
+        // tree is not reported twice.
+        file_links: false,
     };
     let names_only = params.names_only.unwrap_or(false);
     let timeout = state.config.search_timeout;
     let query = Query {
         matcher,
+        exclude,
         before,
         after,
         total_max,
@@ -193,13 +319,19 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
         deadline: Instant::now() + timeout,
     };
     let progress = ctx.progress.clone();
+    let auto = dialect.is_current() && !names_only && !context_asked;
     let outcome = cancellable(move |stop| {
         let report = |n: usize| {
             if let Some(p) = &progress {
                 p.report(n as u64, None, format!("{n} files searched"));
             }
         };
-        search::search(&state.guard, &start, is_file, &query, stop, &report)
+        let mut outcome = search::search(&state.guard, &start, is_file, &query, stop, &report);
+        let matches: usize = outcome.files.iter().map(|f| f.matches).sum();
+        if auto && let Some(lines) = auto_context(matches) {
+            search::add_context(&state.guard, &mut outcome, &query, lines);
+        }
+        outcome
     })
     .await;
     tracing::debug!(
@@ -276,6 +408,8 @@ fn format_outcome(
             }
             out.push_str("---\n");
         }
+        // The text ends with the last `---`.
+        out.truncate(out.trim_end().len());
         out
     };
     if let Some(note) = timed_out {

@@ -2,17 +2,16 @@
 //! content, atomically, keeping an existing file's CRLF style, BOM/encoding
 //! and permission bits; the answer shows a diff of what changed.
 
-use crate::fs::Metadata;
 use std::borrow::Cow;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
-use crate::fs::guard::Guard;
-use crate::fs::writing::{self, Existing, Target, TargetError};
-use crate::mcp::params::{JsonObject, portable_schema};
+use super::writes::{commit, placeholder_message, read_existing, target_error_message};
+use super::{CallContext, State, ToolResult, ToolSpec, parse_args, run_sized};
+use crate::fs::writing::{self, Target};
+use crate::mcp::params::JsonObject;
 use crate::text::diff;
 use crate::text::edit::omission;
 use crate::text::exact::{self, LineEnding};
@@ -27,79 +26,38 @@ pub struct WriteFileParams {
     pub content: String,
 }
 
+const DESCRIPTION: &str = "Writes the complete content of one file inside the workspace: creates it (with any \
+    missing parent directories) or replaces everything it held. The write is atomic, so the \
+    file is never left half written. The answer says whether the file was created or \
+    overwritten and, for an overwrite, shows a unified diff of the change.\n\n\
+    content must be the whole file, every line written out: a placeholder line such as '// \
+    ... rest of code ...' is refused, because writing it would delete the code it stands \
+    for. Write \\n line breaks; an existing file keeps its CRLF line endings, byte-order \
+    mark, encoding and permission bits. For a change to part of an existing file, replace is \
+    cheaper and safer. Files inside a .git directory are never written. Paths are absolute \
+    or relative to the primary workspace root.";
+
 pub fn spec() -> ToolSpec {
-    ToolSpec {
-        name: "write_file",
-        title: "Write File",
-        description: "Writes the complete content of a file inside the workspace, creating it (and \
-            its parent directories) or replacing what it held. The write is atomic; an existing \
-            file keeps its permission bits, its CRLF line endings and its byte-order mark. The \
-            answer includes a diff of the change. For a small change to an existing file, prefer \
-            'replace'.",
-        read_only: false,
-        destructive: true,
-        idempotent: true,
-        schema: portable_schema::<WriteFileParams>(),
-        hidden_schema: None,
-        aliases: &[],
-        handler: |ctx, args| Box::pin(run(ctx, args)),
-    }
+    ToolSpec::writes("write_file", "Write File", true)
+        .params::<WriteFileParams>()
+        .describe(DESCRIPTION)
+        .run(|ctx, args| Box::pin(run(ctx, args)))
 }
 
 async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: WriteFileParams = parse_args(&args)?;
-    if let Some(line) = omission::find_placeholder(&params.content) {
-        return Err(placeholder_message(line));
+    if params.file_path.is_empty() {
+        return Err("Missing or empty \"file_path\"".into());
     }
     let state = ctx.state.clone();
+    if let Some(line) = omission::find_placeholder(&params.content) {
+        return Err(placeholder_message(&state, line, "content"));
+    }
     let guard = &state.guard;
     let target =
-        writing::target(guard, &params.file_path).map_err(|e| target_error_message(guard, e))?;
+        writing::target(guard, &params.file_path).map_err(|e| target_error_message(&state, e))?;
     let cost = target.existing_size() + params.content.len() as u64;
     run_sized(cost, move || write_file(&state, &params, target)).await
-}
-
-/// Messages shared by the two write tools for a refused target.
-pub fn target_error_message(guard: &Guard, e: TargetError) -> ToolError {
-    match e {
-        TargetError::Refused(refusal) => {
-            super::refusal_message(guard, refusal, super::file_outside)
-        }
-        TargetError::InsideGit(abs) => ToolError(format!(
-            "Refusing to write {abs}: it is inside a .git directory. Git's internal files must not \
-             be edited directly; use git itself to change them."
-        )),
-        TargetError::IsDirectory(abs) => {
-            ToolError(format!("Path is a directory, not a file: {abs}"))
-        }
-    }
-}
-
-/// Reads the target's current content (None: a new file), with the write
-/// tools' message on failure.
-pub fn read_existing(guard: &Guard, target: &Target) -> Result<Option<Existing>, ToolError> {
-    writing::read_existing(guard, target)
-        .map_err(|e| ToolError(writing::write_error_message(&target.abs, &e)))
-}
-
-/// Commits `bytes` to the target, with the write tools' message on failure.
-pub fn commit(
-    guard: &Guard,
-    target: &Target,
-    bytes: &[u8],
-    previous: Option<&Metadata>,
-) -> Result<(), ToolError> {
-    writing::commit(guard, target, bytes, previous)
-        .map_err(|e| ToolError(writing::write_error_message(&target.abs, &e)))
-}
-
-/// The refusal for content with an omission placeholder.
-pub fn placeholder_message(line: &str) -> ToolError {
-    ToolError(format!(
-        "The content holds an omission placeholder ('{}'). Writing it would replace the code it \
-         stands for and delete that code. Send the complete content, with every line written out.",
-        line.trim()
-    ))
 }
 
 fn write_file(state: &Arc<State>, params: &WriteFileParams, target: Target) -> ToolResult {

@@ -115,13 +115,28 @@ pub const NEUTRALIZE_GLOBAL: &[&str] = &[
     "safe.bareRepository=explicit",
     "-c",
     "core.alternateRefsCommand=",
+    "-c",
+    "diff.submodule=short",
+    "-c",
+    "status.submoduleSummary=false",
+    "-c",
+    "submodule.recurse=false",
 ];
 
 /// Options the subcommand gets after the caller's, so the caller's cannot
 /// turn them back on.
+///
+/// `--ignore-submodules=all` keeps git from running itself inside a
+/// submodule, whose configuration the server has not checked (a
+/// submodule's filter would run there); the option wins over a
+/// `.gitmodules` that says `ignore = none`, where the configuration key
+/// would not.
 fn neutralize_sub(sub: &str) -> &'static [&'static str] {
     match sub {
-        "diff" | "log" | "show" | "whatchanged" => &["--no-ext-diff", "--no-textconv"],
+        "diff" | "log" | "show" | "whatchanged" => {
+            &["--no-ext-diff", "--no-textconv", "--ignore-submodules=all"]
+        }
+        "status" => &["--ignore-submodules=all"],
         "blame" | "grep" => &["--no-textconv"],
         _ => &[],
     }
@@ -400,7 +415,6 @@ const DIFF_OPTIONS: &[(&str, Takes)] = &[
     ("-z", FLAG),
     ("--name-only", FLAG),
     ("--name-status", FLAG),
-    ("--submodule", OPT_TEXT),
     ("--color", OPT_TEXT),
     ("--no-color", FLAG),
     ("--color-moved", OPT_TEXT),
@@ -458,7 +472,6 @@ const DIFF_OPTIONS: &[(&str, Takes)] = &[
     ("--quiet", FLAG),
     ("--no-ext-diff", FLAG),
     ("--no-textconv", FLAG),
-    ("--ignore-submodules", OPT_TEXT),
     ("--src-prefix", TEXT),
     ("--dst-prefix", TEXT),
     ("--no-prefix", FLAG),
@@ -475,7 +488,13 @@ const DIFF_OPTIONS: &[(&str, Takes)] = &[
     ("--dd", FLAG),
 ];
 
+/// Runs git inside submodules, whose configuration is not checked.
+const SUBMODULES: &str =
+    "runs git inside submodules, whose configuration rootbound has not checked";
+
 const DIFF_REFUSED: &[(&str, &str)] = &[
+    ("--submodule", SUBMODULES),
+    ("--ignore-submodules", SUBMODULES),
     ("--ext-diff", "runs an external diff program"),
     ("--textconv", "runs text-conversion programs"),
     ("--output", "writes to a file"),
@@ -587,6 +606,8 @@ const REVISION_OPTIONS: &[(&str, Takes)] = &[
 ];
 
 const REVISION_REFUSED: &[(&str, &str)] = &[
+    ("--submodule", SUBMODULES),
+    ("--ignore-submodules", SUBMODULES),
     ("--show-signature", "runs gpg"),
     ("--ext-diff", "runs an external diff program"),
     ("--textconv", "runs text-conversion programs"),
@@ -644,7 +665,6 @@ pub const GREP: Program = Program {
         ("--untracked", FLAG),
         ("--no-exclude-standard", FLAG),
         ("--exclude-standard", FLAG),
-        ("--recurse-submodules", FLAG),
         ("-a", FLAG),
         ("--text", FLAG),
         ("--no-textconv", FLAG),
@@ -712,6 +732,7 @@ pub const GREP: Program = Program {
     ],
     shared: &[],
     refused: &[
+        ("--recurse-submodules", SUBMODULES),
         ("-O", "opens the matches in a pager program"),
         (
             "--open-files-in-pager",
@@ -739,7 +760,6 @@ pub const STATUS: Program = Program {
         ("--verbose", FLAG),
         ("-u", OPT_TEXT),
         ("--untracked-files", OPT_TEXT),
-        ("--ignore-submodules", OPT_TEXT),
         ("--ignored", OPT_TEXT),
         ("-z", FLAG),
         ("--column", OPT_TEXT),
@@ -751,7 +771,7 @@ pub const STATUS: Program = Program {
         ("--find-renames", OPT_TEXT),
     ],
     shared: &[],
-    refused: &[],
+    refused: &[("--ignore-submodules", SUBMODULES)],
     operands: Operands::Paths,
     numbers: false,
     rules: None,
@@ -834,7 +854,6 @@ pub const LS_FILES: Program = Program {
         ("--exclude-standard", FLAG),
         ("--error-unmatch", FLAG),
         ("--full-name", FLAG),
-        ("--recurse-submodules", FLAG),
         ("--abbrev", OPT_TEXT),
         ("--debug", FLAG),
         ("--format", TEXT),
@@ -846,6 +865,7 @@ pub const LS_FILES: Program = Program {
     ],
     shared: &[],
     refused: &[
+        ("--recurse-submodules", SUBMODULES),
         (
             "-X",
             "reads patterns from a file of names, which cannot be checked",
@@ -893,7 +913,6 @@ pub const REV_PARSE: Program = Program {
         ("--show-toplevel", FLAG),
         ("--show-prefix", FLAG),
         ("--show-cdup", FLAG),
-        ("--show-superproject-working-tree", FLAG),
         ("--is-inside-work-tree", FLAG),
         ("--is-inside-git-dir", FLAG),
         ("--is-bare-repository", FLAG),
@@ -930,7 +949,10 @@ pub const REV_PARSE: Program = Program {
         ("--sq", FLAG),
     ],
     shared: &[],
-    refused: &[],
+    refused: &[(
+        "--show-superproject-working-tree",
+        "runs git in the superproject, whose configuration rootbound has not checked",
+    )],
     operands: Operands::Paths,
     numbers: false,
     rules: None,
@@ -988,8 +1010,6 @@ pub const DESCRIBE: Program = Program {
         ("--abbrev", OPT_TEXT),
         ("--exact-match", FLAG),
         ("--always", FLAG),
-        ("--dirty", OPT_TEXT),
-        ("--broken", OPT_TEXT),
         ("--match", TEXT),
         ("--exclude", TEXT),
         ("--contains", FLAG),
@@ -998,7 +1018,7 @@ pub const DESCRIBE: Program = Program {
         ("--debug", FLAG),
     ],
     shared: &[],
-    refused: &[],
+    refused: &[("--dirty", SUBMODULES), ("--broken", SUBMODULES)],
     operands: Operands::Paths,
     numbers: false,
     rules: None,
@@ -1297,6 +1317,7 @@ mod tests {
                 "HEAD",
                 "--no-ext-diff",
                 "--no-textconv",
+                "--ignore-submodules=all",
                 "--",
                 "src"
             ]

@@ -151,9 +151,35 @@ impl PrivateTemp {
 
 impl Drop for PrivateTemp {
     fn drop(&mut self) {
-        // remove_dir_all never follows a symlink planted inside.
-        if let Err(e) = std::fs::remove_dir_all(&self.path) {
+        if let Err(e) = remove_tree(&self.path) {
             tracing::warn!("cannot remove {}: {e}", self.path.display());
+        }
+    }
+}
+
+/// Removes a directory tree a call may have left in any state: first as it
+/// is, then, if a directory inside was made unreadable or unwritable
+/// (`chmod 000`, which stops even its owner), after giving every directory
+/// in it back its owner's rights. Symlinks are never followed (the call has
+/// ended, so nothing swaps them meanwhile).
+fn remove_tree(path: &std::path::Path) -> std::io::Result<()> {
+    if std::fs::remove_dir_all(path).is_ok() {
+        return Ok(());
+    }
+    restore_owner_rights(path);
+    std::fs::remove_dir_all(path)
+}
+
+fn restore_owner_rights(dir: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let is_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
+    if !is_dir {
+        return;
+    }
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            restore_owner_rights(&entry.path());
         }
     }
 }
@@ -187,7 +213,7 @@ pub fn remove_stale_temp_dirs() -> usize {
                 m.is_dir() && m.uid() == unsafe { libc::geteuid() }
             })
             .unwrap_or(false);
-        if !alive && ours && std::fs::remove_dir_all(entry.path()).is_ok() {
+        if !alive && ours && remove_tree(&entry.path()).is_ok() {
             removed += 1;
         }
     }

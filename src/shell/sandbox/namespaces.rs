@@ -22,15 +22,17 @@ use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::PathBuf;
 
-/// The namespace flags a kernel may refuse to create.
-const NAMESPACE_FLAGS: libc::c_int = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+/// The namespaces a call gets. The IPC namespace keeps SysV IPC objects
+/// and POSIX message queues apart from the host's.
+const NAMESPACE_FLAGS: libc::c_int =
+    libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
 
 fn os_error(what: &str) -> String {
     format!("{what}: {}", std::io::Error::last_os_error())
 }
 
-/// Enters new namespaces: a user namespace if `user`, and mount and PID
-/// namespaces. The calling process stays in its PID namespace; its next
+/// Enters new namespaces: a user namespace if `user`, and mount, PID and
+/// IPC namespaces. The calling process stays in its PID namespace; its next
 /// child is the new one's init.
 pub fn unshare(user: bool) -> Result<(), String> {
     // SAFETY: getuid/getgid cannot fail.
@@ -114,9 +116,11 @@ fn c_path(path: &std::path::Path) -> Result<std::ffi::CString, String> {
         .map_err(|_| format!("{} contains a NUL byte", path.display()))
 }
 
-/// Makes every mount read-only except `writable` (each bound onto itself
-/// and made writable again). Needs a mount namespace of our own.
-pub fn remount_read_only(writable: &[PathBuf]) -> Result<(), String> {
+/// Makes every mount read-only except `writable` (each bound onto itself,
+/// made writable again, with no set-ID programs and no devices), and covers
+/// each of `hidden` with an empty read-only file system, so that not even
+/// the names in them can be looked up. Needs a mount namespace of our own.
+pub fn remount_read_only(writable: &[PathBuf], hidden: &[PathBuf]) -> Result<(), String> {
     let root = c"/";
     // SAFETY: mount(2) with valid C strings; changes only our namespace.
     unsafe {
@@ -129,6 +133,19 @@ pub fn remount_read_only(writable: &[PathBuf]) -> Result<(), String> {
         ) != 0
         {
             return Err(os_error("making mounts private"));
+        }
+        for dir in hidden {
+            let dir = c_path(dir)?;
+            if libc::mount(
+                c"tmpfs".as_ptr(),
+                dir.as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                c"size=4k,mode=755".as_ptr().cast(),
+            ) != 0
+            {
+                return Err(os_error(&format!("hiding {}", dir.to_string_lossy())));
+            }
         }
         for dir in writable {
             let dir = c_path(dir)?;
@@ -146,7 +163,12 @@ pub fn remount_read_only(writable: &[PathBuf]) -> Result<(), String> {
     }
     mount_setattr(root, true, libc::MOUNT_ATTR_RDONLY, 0)?;
     for dir in writable {
-        mount_setattr(&c_path(dir)?, false, 0, libc::MOUNT_ATTR_RDONLY)?;
+        mount_setattr(
+            &c_path(dir)?,
+            false,
+            libc::MOUNT_ATTR_NOSUID | libc::MOUNT_ATTR_NODEV,
+            libc::MOUNT_ATTR_RDONLY,
+        )?;
     }
     Ok(())
 }
@@ -214,6 +236,18 @@ fn init_main(pid_max: Option<u64>, mut ready: std::fs::File) -> ! {
             .and_then(|mut f| f.write_all(max.to_string().as_bytes()))
             .is_ok()
     });
+    // A /proc of this namespace over the host's: the call's processes can
+    // look up only each other (Landlock still keeps /proc unreadable).
+    // SAFETY: mount(2) with valid C strings, in our own mount namespace.
+    unsafe {
+        libc::mount(
+            c"proc".as_ptr(),
+            c"/proc".as_ptr(),
+            c"proc".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            std::ptr::null(),
+        );
+    }
     let _ = ready.write_all(if set { b"+" } else { b"-" });
     drop(ready);
     loop {

@@ -54,7 +54,7 @@ pub fn probe_here() -> Layers {
                 found |= PID_MAX;
             }
         }
-        if namespaces::remount_read_only(&[]).is_ok() {
+        if namespaces::remount_read_only(&[], &[]).is_ok() {
             found |= MOUNT;
         }
         if let Ok(init) = init {
@@ -63,7 +63,7 @@ pub fn probe_here() -> Layers {
         found
     });
     let seccomp_works = in_child(|| {
-        let Ok(filters) = seccomp::build(true) else {
+        let Ok(filters) = seccomp::build(true, true) else {
             return 0;
         };
         // SAFETY: this child exits right after the test.
@@ -203,11 +203,37 @@ pub fn properties(layers: &Layers) -> Vec<Property> {
         ),
         (
             "no unix-socket connect to a path outside the roots",
-            join(vec![seccomp("socket() refused")]),
+            join(vec![seccomp(
+                "socket, bind, connect and datagram socketpairs refused",
+            )]),
         ),
         (
             "no abstract unix sockets",
-            join(vec![seccomp("socket() refused"), ll(6, "scoped")]),
+            join(vec![
+                seccomp("socket, bind and connect refused"),
+                ll(6, "scoped"),
+            ]),
+        ),
+        (
+            "no SysV IPC or POSIX message queue shared with the host",
+            join(vec![
+                layers.pid_ns.then(|| "IPC namespace".to_string()),
+                (!layers.pid_ns && layers.seccomp)
+                    .then(|| "seccomp (msgget, semget, shmget, mq_open refused)".to_string()),
+            ]),
+        ),
+        (
+            "no set-user-ID or set-group-ID file created",
+            join(vec![
+                seccomp("chmod and create with those bits refused"),
+                layers
+                    .mount_ns
+                    .then(|| "writable set mounted nosuid".to_string()),
+            ]),
+        ),
+        (
+            "no watching or leasing files (inotify, F_SETLEASE)",
+            join(vec![seccomp("inotify and leases refused")]),
         ),
         (
             "no device nodes, FIFOs or sockets created",
@@ -221,7 +247,9 @@ pub fn properties(layers: &Layers) -> Vec<Property> {
             "no signal to, or trace of, a process outside the call",
             join(vec![
                 ll(6, "signals scoped"),
-                layers.pid_ns.then(|| "PID namespace".to_string()),
+                layers
+                    .pid_ns
+                    .then(|| "PID namespace with its own /proc".to_string()),
             ]),
         ),
         (
@@ -254,7 +282,12 @@ pub fn properties(layers: &Layers) -> Vec<Property> {
         ),
         (
             "reads only the roots, system directories and named /etc files",
-            join(vec![ll(1, "read rights by path")]),
+            join(vec![
+                ll(1, "read rights by path"),
+                layers
+                    .mount_ns
+                    .then(|| "/root and /home covered unless a root lies there".to_string()),
+            ]),
         ),
         (
             "no privileges: capabilities dropped, no new privileges",

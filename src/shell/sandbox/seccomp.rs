@@ -2,11 +2,22 @@
 //! rust-vmm's `seccompiler` (no hand-written BPF).
 //!
 //! - `socket(2)` of every family: no network (inet, inet6, UDP, raw,
-//!   netlink, packet) and no unix-socket connect to anything, inside the
-//!   roots or not. `socketpair(2)` stays: it names nothing.
+//!   netlink, packet) and no unix socket. `socketpair(2)` stays for stream
+//!   and seqpacket pairs (they are connected to each other and cannot be
+//!   aimed anywhere), and `bind(2)` and `connect(2)` are refused, so not even
+//!   a socketpair can send a datagram to a path or listen on an abstract
+//!   name.
 //! - `mknod`: no device nodes, FIFOs or sockets.
+//! - Set-user-ID and set-group-ID bits: `chmod` to them, or a file created
+//!   with them, is refused, so a call cannot leave a setuid program behind.
+//! - inotify (it reports the names of files in directories Landlock would
+//!   not let the call list), file leases (they stall other processes'
+//!   writes to a file the call can merely read), and `openat2` (its mode
+//!   cannot be inspected).
 //! - io_uring (its operations would bypass this filter), new namespaces,
 //!   mounts, and the kernel's administrative calls.
+//! - SysV IPC and POSIX message queues, when no IPC namespace keeps them
+//!   apart from the host's (`ipc_shared`).
 //! - Metadata changes (mode, owner, times, xattrs) when `metadata` is set:
 //!   in read-only mode, and wherever no read-only mount namespace stands in.
 //!
@@ -30,10 +41,12 @@ pub struct Filters {
 #[cfg(target_arch = "x86_64")]
 const X32: i64 = 0x4000_0000;
 
-/// Calls refused with EPERM.
-fn denied_calls(metadata: bool) -> Vec<i64> {
+/// Calls refused with EPERM whatever their arguments.
+fn denied_calls(metadata: bool, ipc_shared: bool) -> Vec<i64> {
     let mut calls = vec![
         libc::SYS_socket,
+        libc::SYS_bind,
+        libc::SYS_connect,
         libc::SYS_mknodat,
         libc::SYS_unshare,
         libc::SYS_setns,
@@ -67,7 +80,17 @@ fn denied_calls(metadata: bool) -> Vec<i64> {
         libc::SYS_name_to_handle_at,
         libc::SYS_quotactl,
         libc::SYS_vhangup,
+        libc::SYS_fanotify_init,
     ];
+    if ipc_shared {
+        calls.extend([
+            libc::SYS_msgget,
+            libc::SYS_semget,
+            libc::SYS_shmget,
+            libc::SYS_mq_open,
+            libc::SYS_mq_unlink,
+        ]);
+    }
     #[cfg(target_arch = "x86_64")]
     calls.extend([
         libc::SYS_mknod,
@@ -107,14 +130,61 @@ fn denied_calls(metadata: bool) -> Vec<i64> {
     calls
 }
 
-/// Calls refused with ENOSYS.
+/// Calls refused with ENOSYS: callers treat them as absent and fall back
+/// (glibc's `clone3` to `clone`, `tail -f` from inotify to polling).
 fn missing_calls() -> Vec<i64> {
-    vec![
+    let mut calls = vec![
         libc::SYS_io_uring_setup,
         libc::SYS_io_uring_enter,
         libc::SYS_io_uring_register,
         libc::SYS_clone3,
-    ]
+        libc::SYS_openat2,
+        libc::SYS_inotify_init1,
+        libc::SYS_inotify_add_watch,
+    ];
+    #[cfg(target_arch = "x86_64")]
+    calls.push(libc::SYS_inotify_init);
+    calls
+}
+
+/// `rule` matches when argument `index`, masked with `bits`, equals `bits`.
+fn bits_set(index: u8, bits: u64) -> Result<SeccompCondition, String> {
+    SeccompCondition::new(
+        index,
+        SeccompCmpArgLen::Qword,
+        SeccompCmpOp::MaskedEq(bits),
+        bits,
+    )
+    .map_err(|e| e.to_string())
+}
+
+fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, String> {
+    SeccompRule::new(conditions).map_err(|e| e.to_string())
+}
+
+/// `O_TMPFILE` without its `O_DIRECTORY` part: an unnamed file that
+/// `linkat` can give a name later, created with a mode like `O_CREAT`.
+const O_TMPFILE_BIT: u64 = 0o20_000_000;
+
+/// Rules refusing a set-user-ID or set-group-ID mode in argument `mode`;
+/// with `flags`, only when that argument creates a file (`O_CREAT` or
+/// `O_TMPFILE`), since the mode is unused otherwise.
+fn setid_rules(mode: u8, flags: Option<u8>) -> Result<Vec<SeccompRule>, String> {
+    let mut rules = Vec::new();
+    for bit in [libc::S_ISUID, libc::S_ISGID] {
+        match flags {
+            None => rules.push(rule(vec![bits_set(mode, u64::from(bit))?])?),
+            Some(flags) => {
+                for creating in [libc::O_CREAT as u64, O_TMPFILE_BIT] {
+                    rules.push(rule(vec![
+                        bits_set(mode, u64::from(bit))?,
+                        bits_set(flags, creating)?,
+                    ])?);
+                }
+            }
+        }
+    }
+    Ok(rules)
 }
 
 /// `clone(2)` flags that would create namespaces.
@@ -158,24 +228,53 @@ fn refuse(rules: &mut BTreeMap<i64, Vec<SeccompRule>>, call: i64, conditions: Ve
 }
 
 /// Builds both filters. `metadata`: refuse metadata changes everywhere.
-pub fn build(metadata: bool) -> Result<Filters, String> {
+/// `ipc_shared`: the call shares the host's IPC namespace.
+pub fn build(metadata: bool, ipc_shared: bool) -> Result<Filters, String> {
     let mut denied = BTreeMap::new();
-    for call in denied_calls(metadata) {
+    for call in denied_calls(metadata, ipc_shared) {
         refuse(&mut denied, call, Vec::new());
     }
     let mut namespace_rules = Vec::new();
     for flag in NAMESPACE_FLAGS {
-        let bits = *flag as u32 as u64;
-        let condition = SeccompCondition::new(
-            0,
-            SeccompCmpArgLen::Qword,
-            SeccompCmpOp::MaskedEq(bits),
-            bits,
-        )
-        .map_err(|e| e.to_string())?;
-        namespace_rules.push(SeccompRule::new(vec![condition]).map_err(|e| e.to_string())?);
+        namespace_rules.push(rule(vec![bits_set(0, *flag as u32 as u64)?])?);
     }
     refuse(&mut denied, libc::SYS_clone, namespace_rules);
+    // A datagram pair could be aimed at a path; stream pairs cannot.
+    let datagram = SeccompCondition::new(
+        1,
+        SeccompCmpArgLen::Dword,
+        SeccompCmpOp::MaskedEq(0xf),
+        libc::SOCK_DGRAM as u64,
+    )
+    .map_err(|e| e.to_string())?;
+    refuse(
+        &mut denied,
+        libc::SYS_socketpair,
+        vec![rule(vec![datagram])?],
+    );
+    let lease = SeccompCondition::new(
+        1,
+        SeccompCmpArgLen::Dword,
+        SeccompCmpOp::Eq,
+        libc::F_SETLEASE as u64,
+    )
+    .map_err(|e| e.to_string())?;
+    refuse(&mut denied, libc::SYS_fcntl, vec![rule(vec![lease])?]);
+    if !metadata {
+        // Metadata calls are allowed (inside the writable set), but never
+        // to set-ID bits.
+        refuse(&mut denied, libc::SYS_fchmod, setid_rules(1, None)?);
+        refuse(&mut denied, libc::SYS_fchmodat, setid_rules(2, None)?);
+        refuse(&mut denied, libc::SYS_fchmodat2, setid_rules(2, None)?);
+        #[cfg(target_arch = "x86_64")]
+        refuse(&mut denied, libc::SYS_chmod, setid_rules(1, None)?);
+    }
+    refuse(&mut denied, libc::SYS_openat, setid_rules(3, Some(2))?);
+    #[cfg(target_arch = "x86_64")]
+    {
+        refuse(&mut denied, libc::SYS_open, setid_rules(2, Some(1))?);
+        refuse(&mut denied, libc::SYS_creat, setid_rules(1, None)?);
+    }
     let mut missing = BTreeMap::new();
     for call in missing_calls() {
         refuse(&mut missing, call, Vec::new());

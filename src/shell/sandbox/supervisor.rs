@@ -114,7 +114,8 @@ fn serve() -> Result<Report, String> {
             None
         };
         if layers.mount_ns
-            && let Err(e) = namespaces::remount_read_only(&confinement.writable)
+            && let Err(e) =
+                namespaces::remount_read_only(&confinement.writable, &hidden_dirs(confinement))
         {
             end(init);
             return Err(e);
@@ -130,7 +131,10 @@ fn serve() -> Result<Report, String> {
             .transpose()?,
         filters: layers
             .seccomp
-            .then(|| seccomp::build(confinement.read_only || !layers.mount_ns))
+            .then(|| {
+                let namespaced = layers.pid_ns || layers.mount_ns;
+                seccomp::build(confinement.read_only || !layers.mount_ns, !namespaced)
+            })
             .transpose()?
             .map(std::sync::Arc::new),
         limits: Limits {
@@ -149,6 +153,25 @@ fn serve() -> Result<Report, String> {
     let report = confined.run_steps(&request.steps);
     end(init);
     Ok(report)
+}
+
+/// Home directories are covered with an empty file system in the call's
+/// mount namespace, unless something the call may use lies beneath them:
+/// Landlock keeps their contents unreadable, and this keeps even their
+/// names from being looked up.
+fn hidden_dirs(confinement: &Confinement) -> Vec<PathBuf> {
+    ["/root", "/home"]
+        .iter()
+        .map(PathBuf::from)
+        .filter(|dir| dir.is_dir())
+        .filter(|dir| {
+            !confinement
+                .readable
+                .iter()
+                .chain(&confinement.writable)
+                .any(|p| p.starts_with(dir) || dir.starts_with(p))
+        })
+        .collect()
 }
 
 fn stdin_from_dev_null() -> Result<(), String> {

@@ -61,16 +61,19 @@ fn main() -> ExitCode {
         Some(Command::Call { tool, json }) => {
             runtime.block_on(run_call(&registry, &tool, json.as_deref()))
         }
-        None => runtime.block_on(serve(registry)),
+        None => runtime.block_on(serve(registry.clone())),
     };
     // Do not wait for blocking reads of stdin that will never finish.
     runtime.shutdown_background();
+    if let Some(shell) = &registry.state().shell {
+        shell.remove_temp_mount_point();
+    }
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 async fn serve(registry: Arc<Registry>) -> i32 {
     if let Some(shell) = &registry.state().shell {
-        shell.probe_in_background();
+        shell.start_sandbox();
     }
     let roots = registry.state().guard.roots_display();
     tracing::info!(roots = %roots, tools = ?registry.names(), "serving MCP on stdio");

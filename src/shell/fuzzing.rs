@@ -24,7 +24,7 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let base = std::env::temp_dir().join(format!("rootbound-fuzz-{}", std::process::id()));
+        let base = std::env::temp_dir().join("rootbound-fuzz-fixture");
         let root = base.join("root");
         crate::fs::fuzz_fixture(&root).expect("fuzz fixture");
         let guard = Guard::new(&[&root]).expect("fuzz root");

@@ -34,6 +34,7 @@ use git_repo::Pin;
 use policy::{PathCheck, Policy};
 pub use refusal::Refusal;
 use run::{Outcome, Setup, Stage, Step};
+use sandbox::fork_server::ForkServer;
 use sandbox::{Confinement, Layers, PrivateTemp};
 
 /// Output read from a command line at most; past it the commands are killed.
@@ -81,17 +82,33 @@ pub struct Shell {
     env: Vec<(String, String)>,
     cwd: PathBuf,
     roots: Vec<PathBuf>,
-    /// The binary that supervises each call: the server's own.
+    /// The binary that supervises calls: the server's own.
     supervisor: PathBuf,
-    /// The sandbox layers this kernel provides, found once.
-    layers: Arc<OnceLock<Layers>>,
+    /// The fork server, started once on a thread of its own.
+    sandbox: Arc<SandboxStart>,
     /// Turns for running command lines ([`MAX_CONCURRENT_CALLS`]).
     turns: tokio::sync::Semaphore,
 }
 
+/// The fork server's start: once, and waited for by every call.
+#[derive(Debug)]
+struct SandboxStart {
+    started: std::sync::Once,
+    server: OnceLock<Result<Arc<ForkServer>, String>>,
+}
+
+impl Default for SandboxStart {
+    fn default() -> Self {
+        SandboxStart {
+            started: std::sync::Once::new(),
+            server: OnceLock::new(),
+        }
+    }
+}
+
 impl Shell {
-    /// Builds the shell for `config`. The sandbox layers are probed on first
-    /// use, or in the background from [`Shell::probe_in_background`].
+    /// Builds the shell for `config`. The sandbox starts on first use, or in
+    /// the background from [`Shell::start_sandbox`].
     pub fn new(config: &BashConfig, guard: &Guard) -> Shell {
         Shell {
             config: config.clone(),
@@ -100,54 +117,80 @@ impl Shell {
             cwd: guard.primary().to_path_buf(),
             roots: guard.roots().map(Path::to_path_buf).collect(),
             supervisor: PathBuf::from("/proc/self/exe"),
-            layers: Arc::new(OnceLock::new()),
+            sandbox: Arc::new(SandboxStart::default()),
             turns: tokio::sync::Semaphore::new(MAX_CONCURRENT_CALLS),
         }
     }
 
-    /// Uses `exe` as the supervisor binary (tests, and library users whose
-    /// own binary is not rootbound).
-    pub fn with_supervisor(mut self, exe: PathBuf) -> Shell {
-        self.supervisor = exe;
-        self
-    }
-
-    /// Starts finding the sandbox layers on a thread of its own, so that
-    /// start-up does not wait; logs one line saying what is enforced.
-    pub fn probe_in_background(&self) {
-        let layers = self.layers.clone();
+    /// Starts the sandbox's fork server on a thread of its own, which it
+    /// keeps for the server's lifetime (the fork server's parent-death
+    /// signal is tied to that thread); logs one line saying what is
+    /// enforced. Start-up does not wait for it.
+    pub fn start_sandbox(&self) {
+        let start = self.sandbox.clone();
         let exe = self.supervisor.clone();
-        std::thread::spawn(move || {
-            layers.get_or_init(|| probe_and_log(&exe));
-            let stale = sandbox::remove_stale_temp_dirs();
-            if stale > 0 {
-                tracing::debug!(
-                    "removed {stale} private temporary directories of servers that are gone"
-                );
-            }
+        let base = self.base_confinement();
+        start.clone().started.call_once(move || {
+            std::thread::spawn(move || {
+                let server = start_and_log(&exe, &base);
+                let _ = start.server.set(server);
+                let stale = sandbox::remove_stale_temp_dirs();
+                if stale > 0 {
+                    tracing::debug!(
+                        "removed {stale} private temporary directories of servers that are gone"
+                    );
+                }
+                loop {
+                    std::thread::park();
+                }
+            });
         });
     }
 
-    /// The sandbox layers, probing them first if nobody has. Blocks.
-    pub fn layers(&self) -> Layers {
-        *self.layers.get_or_init(|| probe_and_log(&self.supervisor))
+    /// The fork server, waiting for its start. Blocks.
+    fn fork_server(&self) -> Result<Arc<ForkServer>, String> {
+        self.start_sandbox();
+        self.sandbox.server.wait().clone()
     }
 
-    /// What one call may touch, with its private temporary directory.
-    fn confinement(&self, temp: Option<&Path>) -> Confinement {
+    /// The sandbox layers this kernel provides. Blocks until the sandbox
+    /// has started.
+    pub fn layers(&self) -> Layers {
+        self.fork_server().map(|f| f.layers).unwrap_or_default()
+    }
+
+    /// The directory each call's fresh temporary file system is mounted on
+    /// (writable modes only).
+    fn temp_mount_point(&self) -> Option<PathBuf> {
+        (self.config.mode != BashMode::ReadOnly)
+            .then(|| std::env::temp_dir().join(format!("rootbound-{}-tmp", std::process::id())))
+    }
+
+    /// Removes the (empty) directory calls' temporary file systems are
+    /// mounted on, when the server is done.
+    pub fn remove_temp_mount_point(&self) {
+        if let Some(dir) = self.temp_mount_point() {
+            sandbox::remove_dir_if_empty(&dir);
+        }
+    }
+
+    /// What every call may touch, as the fork server prebuilds it.
+    fn base_confinement(&self) -> Confinement {
         let read_only = self.config.mode == BashMode::ReadOnly;
         let mut readable = self.roots.clone();
         readable.extend(self.config.extra_read.iter().cloned());
+        let temp = self.temp_mount_point();
         let mut writable = Vec::new();
         if !read_only {
             writable.extend(self.roots.iter().cloned());
-            writable.extend(temp.map(Path::to_path_buf));
+            writable.extend(temp.clone());
         }
         Confinement {
             readable,
             writable,
+            temp,
             read_only,
-            layers: self.layers.get().copied().unwrap_or_default(),
+            layers: Layers::default(),
             max_tasks: sandbox::MAX_TASKS,
             cpu_seconds: self.config.timeout.as_secs() + sandbox::CPU_GRACE_SECONDS,
             address_space: sandbox::MAX_ADDRESS_SPACE,
@@ -185,34 +228,43 @@ impl Shell {
                 });
             }
         };
-        self.check_git_configs(plan, deadline, cancel).await?;
-        // Removed when the call ends, whichever way (dropped at return).
-        let temp = if self.config.mode == BashMode::ReadOnly {
-            None
+        let fork_server = self.fork_server()?;
+        let mut confinement = self.base_confinement();
+        confinement.layers = fork_server.layers;
+        self.check_git_configs(plan, &fork_server, &confinement, deadline, cancel)
+            .await?;
+        // Without a mount namespace for a fresh file system in memory, each
+        // call gets a directory of its own, removed when the call ends.
+        let private = if confinement.temp.is_some() && !confinement.layers.mount_ns {
+            let temp = PrivateTemp::create()
+                .map_err(|e| format!("cannot create the private temporary directory: {e}"))?;
+            let mount_point = confinement.temp.replace(temp.path().to_path_buf());
+            confinement
+                .writable
+                .retain(|w| Some(w) != mount_point.as_ref());
+            confinement.writable.push(temp.path().to_path_buf());
+            Some(temp)
         } else {
-            Some(
-                PrivateTemp::create()
-                    .map_err(|e| format!("cannot create the private temporary directory: {e}"))?,
-            )
+            None
         };
         let mut env = self.env.clone();
-        if let Some(temp) = &temp {
-            env.push(("TMPDIR".to_string(), temp.path().display().to_string()));
+        if let Some(temp) = &confinement.temp {
+            env.push(("TMPDIR".to_string(), temp.display().to_string()));
         }
         let setup = Setup {
-            supervisor: &self.supervisor,
+            fork_server,
             cwd: &self.cwd,
             env: &env,
-            confinement: self.confinement(temp.as_ref().map(PrivateTemp::path)),
+            confinement,
             deadline,
             limit: self.config.timeout,
             max_bytes: MAX_READ_BYTES,
         };
         let outcome = run::run(&plan.steps, &setup, cancel).await;
-        // Removing what the call left in its temporary directory can take a
+        // Removing what the call left in its own directory can take a
         // while: on the blocking pool, not the runtime's thread, but before
         // the call answers.
-        if let Some(temp) = temp {
+        if let Some(temp) = private {
             let _ = tokio::task::spawn_blocking(move || drop(temp)).await;
         }
         outcome
@@ -316,6 +368,8 @@ impl Shell {
     async fn check_git_configs(
         &self,
         plan: &Plan,
+        fork_server: &Arc<ForkServer>,
+        confinement: &Confinement,
         deadline: Instant,
         cancel: &CancellationToken,
     ) -> Result<(), String> {
@@ -344,13 +398,14 @@ impl Shell {
                 then: None,
             }];
             let setup = Setup {
-                supervisor: &self.supervisor,
+                fork_server: fork_server.clone(),
                 cwd: &self.cwd,
                 env: &self.env,
                 confinement: Confinement {
                     writable: Vec::new(),
                     read_only: true,
-                    ..self.confinement(None)
+                    temp: None,
+                    ..confinement.clone()
                 },
                 deadline: deadline.min(Instant::now() + GIT_CONFIG_TIMEOUT),
                 limit: GIT_CONFIG_TIMEOUT,
@@ -408,24 +463,30 @@ fn child_env(config: &BashConfig) -> Vec<(String, String)> {
     env
 }
 
-/// Probes the sandbox layers and logs what is enforced.
-fn probe_and_log(exe: &Path) -> Layers {
-    match sandbox::probe::probe(exe) {
-        Ok(layers) => {
-            tracing::info!("bash sandbox: {}", sandbox::probe::summary(&layers));
+/// Starts the fork server (it probes the kernel's layers) and logs what is
+/// enforced.
+fn start_and_log(exe: &Path, base: &Confinement) -> Result<Arc<ForkServer>, String> {
+    if let Some(dir) = &base.temp {
+        sandbox::create_private_dir(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    match ForkServer::start(exe, base) {
+        Ok(server) => {
+            let layers = server.layers;
+            let summary = sandbox::probe::summary(&layers);
             if sandbox::probe::properties(&layers)
                 .iter()
                 .any(|p| !p.enforced)
             {
-                tracing::warn!("bash sandbox: {}", sandbox::probe::summary(&layers));
+                tracing::warn!("bash sandbox: {summary}");
+            } else {
+                tracing::info!("bash sandbox: {summary}");
             }
-            layers
+            Ok(Arc::new(server))
         }
         Err(why) => {
-            tracing::warn!(
-                "bash sandbox: no layer could be checked ({why}); commands run with the command checks and resource limits only"
-            );
-            Layers::default()
+            tracing::warn!("bash sandbox: {why}; bash commands cannot run");
+            Err(why)
         }
     }
 }

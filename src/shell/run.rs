@@ -1,27 +1,30 @@
 //! Runs a checked command line: the server's half of the sandbox.
 //!
-//! The plan goes to a per-call supervisor (the server's own binary, see
-//! [`sandbox::supervisor`](super::sandbox::supervisor)), which runs it
-//! confined and reports how it ended. The server reads the commands' output
-//! from two pipes with one budget, and keeps the one deadline: past it, on
-//! cancellation, or past the output budget, it asks the supervisor to stop
-//! (SIGTERM: it kills and reaps every process of the call) and kills it if
-//! it does not go within a few seconds.
+//! The plan goes to a per-call supervisor, forked by the sandbox's fork
+//! server (see [`sandbox::fork_server`](super::sandbox::fork_server)), which
+//! runs it confined and reports how it ended. The server reads the
+//! commands' output from two pipes with one budget, and keeps the one
+//! deadline: past it, on cancellation, or past the output budget, it asks
+//! the supervisor to stop (SIGTERM through its pidfd: it kills and reaps
+//! every process of the call) and kills it if it has not gone within a few
+//! seconds.
 
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::process::ExitStatusExt;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
-use std::process::Stdio;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rustix::process::Signal;
 use serde::{Deserialize, Serialize};
+use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::pipe;
 use tokio_util::sync::CancellationToken;
 
 use super::parse::{Connector, Redirect};
+use super::sandbox::Confinement;
+use super::sandbox::fork_server::ForkServer;
 use super::sandbox::supervisor::{Report, Request};
-use super::sandbox::{Confinement, SUPERVISOR_ARG};
 
 /// One command of a pipeline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,8 +54,8 @@ pub struct Step {
 
 /// Where and how commands run.
 pub struct Setup<'a> {
-    /// The binary that supervises the call (the server's own).
-    pub supervisor: &'a Path,
+    /// Forks the call's supervisor.
+    pub fork_server: Arc<ForkServer>,
     pub cwd: &'a Path,
     pub env: &'a [(String, String)],
     pub confinement: Confinement,
@@ -105,43 +108,29 @@ pub async fn run(
         confinement: setup.confinement.clone(),
     })
     .map_err(|e| format!("cannot encode the plan: {e}"))?;
-    let cannot = |e: std::io::Error| format!("cannot start the sandbox supervisor: {e}");
+    let cannot = |e: std::io::Error| format!("cannot start the call's supervisor: {e}");
+    let (plan_read, plan_write) = new_pipe().map_err(cannot)?;
     let (stdout_read, stdout_write) = new_pipe().map_err(cannot)?;
     let (stderr_read, stderr_write) = new_pipe().map_err(cannot)?;
     let (report_read, report_write) = new_pipe().map_err(cannot)?;
-    let mut command = tokio::process::Command::new(setup.supervisor);
-    command
-        .args([SUPERVISOR_ARG, "run"])
-        .env_clear()
-        .stdin(Stdio::piped())
-        .stdout(Stdio::from(stdout_write))
-        .stderr(Stdio::from(stderr_write))
-        .process_group(0)
-        .kill_on_drop(true);
-    let report_fd = report_write.as_raw_fd();
-    // SAFETY: dup2 and fcntl are async-signal-safe; they give the child the
-    // report pipe as descriptor 3 (without close-on-exec).
-    unsafe {
-        command.pre_exec(move || {
-            if report_fd == 3 {
-                libc::fcntl(3, libc::F_SETFD, 0);
-            } else if libc::dup2(report_fd, 3) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    // Spawned on the runtime's own thread: the supervisor's parent-death
-    // signal fires when the thread that spawned it exits.
-    let mut child = command.spawn().map_err(cannot)?;
-    drop(command);
-    drop(report_write);
-    let mut stdin = child.stdin.take();
+    // The fork server answers within a fork's time; still, not on the
+    // runtime's thread. Our copies of the child's ends close after it.
+    let fork_server = setup.fork_server.clone();
+    let pidfd = tokio::task::spawn_blocking(move || {
+        fork_server.launch([
+            plan_read.as_fd(),
+            stdout_write.as_fd(),
+            stderr_write.as_fd(),
+            report_write.as_fd(),
+        ])
+    })
+    .await
+    .map_err(|e| format!("cannot start the call's supervisor: {e}"))??;
+    let supervisor = Supervisor::new(pidfd)?;
     let feed = async move {
-        if let Some(stdin) = stdin.as_mut() {
-            let _ = stdin.write_all(&request).await;
+        if let Ok(mut sender) = pipe::Sender::from_owned_fd(plan_write) {
+            let _ = sender.write_all(&request).await;
         }
-        drop(stdin);
     };
     let mut out = Outcome {
         stdout: Vec::new(),
@@ -158,7 +147,7 @@ pub async fn run(
         }
     });
     if let Err(stop) = collected {
-        stop_supervisor(&mut child).await;
+        supervisor.stop().await;
         out.ending = match stop {
             Stop::Deadline => Ending::TimedOut(setup.limit),
             Stop::Cancelled => Ending::Cancelled,
@@ -166,16 +155,16 @@ pub async fn run(
         };
         return Ok(out);
     }
-    // The output closed: every process of the call is gone or going.
-    let status = tokio::select! {
-        status = child.wait() => status.ok(),
+    // The output closed: the call's processes are gone, and the supervisor
+    // writes its report as it exits.
+    let report = tokio::select! {
+        report = read_report(report_read) => report,
         () = tokio::time::sleep_until(setup.deadline.into()) => {
-            stop_supervisor(&mut child).await;
+            supervisor.stop().await;
             out.ending = Ending::TimedOut(setup.limit);
             return Ok(out);
         }
     };
-    let report = read_report(report_read).await;
     out.ending = match report {
         Some(Report::Exited(code)) => Ending::Exited(code),
         Some(Report::Signaled(sig)) => Ending::Signaled(sig),
@@ -185,36 +174,44 @@ pub async fn run(
             ));
         }
         Some(Report::Stopped) | None => {
-            return Err(format!(
-                "The command's supervisor ended without a report ({}).",
-                status.map_or("unknown status".into(), |s| match s.signal() {
-                    Some(sig) => format!("killed by {}", signal_name(sig)),
-                    None => s.to_string(),
-                })
-            ));
+            return Err("The command's supervisor ended without a report.".to_string());
         }
     };
     Ok(out)
 }
 
-/// Asks the supervisor to stop (it kills and reaps the call), and kills it
-/// and its process group if it has not gone within [`STOP_GRACE`].
-async fn stop_supervisor(child: &mut tokio::process::Child) {
-    let pid = child.id().and_then(|p| i32::try_from(p).ok());
-    if let Some(pid) = pid {
-        // SAFETY: signalling our own child.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
+/// A call's supervisor, known by a pidfd (no pid can be reused under it).
+struct Supervisor {
+    pidfd: AsyncFd<OwnedFd>,
+}
+
+impl Supervisor {
+    fn new(pidfd: OwnedFd) -> Result<Supervisor, String> {
+        // SAFETY: an OwnedFd keeps its descriptor open and unchanged for as
+        // long as the AsyncFd owns it.
+        let pidfd =
+            unsafe { AsyncFd::register_with_interest(pidfd, tokio::io::Interest::READABLE) }
+                .map_err(|e| format!("cannot watch the supervisor: {e}"))?;
+        Ok(Supervisor { pidfd })
     }
-    if tokio::time::timeout(STOP_GRACE, child.wait())
-        .await
-        .is_err()
-    {
-        if let Some(pid) = pid {
-            // SAFETY: killing our own child's process group.
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
+
+    /// Waits until the supervisor has exited (its pidfd turns readable).
+    async fn exited(&self) {
+        let _ = self.pidfd.readable().await;
+    }
+
+    /// Asks the supervisor to stop (it kills and reaps the call), and kills
+    /// it if it has not gone within [`STOP_GRACE`] (the namespace's init
+    /// then dies with it, and every process of the call with that).
+    async fn stop(&self) {
+        let _ = rustix::process::pidfd_send_signal(self.pidfd.get_ref(), Signal::TERM);
+        if tokio::time::timeout(STOP_GRACE, self.exited())
+            .await
+            .is_err()
+        {
+            let _ = rustix::process::pidfd_send_signal(self.pidfd.get_ref(), Signal::KILL);
+            let _ = tokio::time::timeout(STOP_GRACE, self.exited()).await;
         }
-        let _ = child.start_kill();
-        let _ = tokio::time::timeout(STOP_GRACE, child.wait()).await;
     }
 }
 

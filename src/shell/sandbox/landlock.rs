@@ -8,15 +8,17 @@
 //! - No TCP bind or connect (ABI 4+); no signal to, and no abstract socket
 //!   of, a process outside the call (ABI 6+).
 //!
-//! The ruleset is built in the supervisor and applied in each command
-//! between fork and exec, with two system calls.
+//! The paths are opened once, when the fork server starts; each call builds
+//! its ruleset from those descriptors (and its fresh temporary directory),
+//! and each command applies it between fork and exec, with two system
+//! calls.
 
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, Scope, path_beneath_rules,
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, Scope,
 };
 
 use super::{Confinement, DEVICES, ETC_FILES, SYSTEM_DIRS};
@@ -40,47 +42,99 @@ impl Rules {
     }
 }
 
-fn existing(paths: &[&str]) -> Vec<PathBuf> {
-    paths
-        .iter()
-        .map(PathBuf::from)
-        .filter(|p| p.symlink_metadata().is_ok())
-        .collect()
+/// The paths a ruleset grants, each opened once (`O_PATH`) with the rights
+/// it gets. A fork server opens them when it starts; each call then builds
+/// its ruleset from these descriptors without looking a path up again.
+#[derive(Debug)]
+pub struct Opened {
+    rules: Vec<(OwnedFd, BitFlags<AccessFs>)>,
 }
 
-/// Builds the ruleset for `confinement`.
-pub fn build(confinement: &Confinement) -> Result<Rules, String> {
-    let abi = ABI::V6;
-    let all = AccessFs::from_all(abi);
-    let read = AccessFs::from_read(abi);
-    let special =
-        AccessFs::MakeChar | AccessFs::MakeBlock | AccessFs::MakeFifo | AccessFs::MakeSock;
-    let write = all & !special;
+fn handled() -> BitFlags<AccessFs> {
+    AccessFs::from_all(ABI::V6)
+}
+
+/// Read (and run) rights.
+fn read() -> BitFlags<AccessFs> {
+    AccessFs::from_read(ABI::V6)
+}
+
+/// Every right but making device nodes, FIFOs and sockets.
+fn write() -> BitFlags<AccessFs> {
+    handled()
+        & !(AccessFs::MakeChar | AccessFs::MakeBlock | AccessFs::MakeFifo | AccessFs::MakeSock)
+}
+
+impl Opened {
+    /// Opens every path `confinement` grants; paths that do not exist are
+    /// left out (a system directory this machine lacks).
+    pub fn open(confinement: &Confinement) -> Opened {
+        let devices = AccessFs::ReadFile | AccessFs::WriteFile;
+        let fixed = |list: &[&str]| list.iter().map(PathBuf::from).collect::<Vec<_>>();
+        let mut opened = Opened { rules: Vec::new() };
+        for (paths, access) in [
+            (fixed(SYSTEM_DIRS), read()),
+            (fixed(ETC_FILES), read()),
+            (fixed(DEVICES), devices),
+            (confinement.readable.clone(), read()),
+            (confinement.writable.clone(), write()),
+        ] {
+            for path in paths {
+                opened.add(&path, access);
+            }
+        }
+        opened
+    }
+
+    /// Adds `path` with `access` (a file gets the rights a file can have).
+    pub fn add(&mut self, path: &std::path::Path, access: BitFlags<AccessFs>) {
+        use rustix::fs::{Mode, OFlags};
+        let Ok(fd) = rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) else {
+            return;
+        };
+        let is_dir = rustix::fs::fstat(&fd).is_ok_and(|st| {
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory
+        });
+        let access = if is_dir {
+            access
+        } else {
+            access & AccessFs::from_file(ABI::V6)
+        };
+        // Kept above the descriptors a call's supervisor takes over (0 to
+        // 3), since a fork server's descriptors outlive many calls.
+        if let Ok(fd) = rustix::io::fcntl_dupfd_cloexec(&fd, 10) {
+            self.rules.push((fd, access));
+        }
+    }
+}
+
+/// Builds a ruleset from the opened paths, plus `writable` directories
+/// opened now (a call's fresh temporary file system: a rule on the
+/// directory it is mounted over would not reach into it).
+pub fn build(opened: &Opened, writable: &[PathBuf]) -> Result<Rules, String> {
     let text = |e: landlock::RulesetError| e.to_string();
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(all)
+        .handle_access(handled())
         .map_err(text)?
         .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
         .map_err(text)?
         .scope(Scope::AbstractUnixSocket | Scope::Signal)
         .map_err(text)?
         .create()
-        .map_err(text)?
-        .add_rules(path_beneath_rules(existing(SYSTEM_DIRS), read))
-        .map_err(text)?
-        .add_rules(path_beneath_rules(existing(ETC_FILES), read))
-        .map_err(text)?
-        .add_rules(path_beneath_rules(
-            existing(DEVICES),
-            AccessFs::ReadFile | AccessFs::WriteFile,
-        ))
-        .map_err(text)?
-        .add_rules(path_beneath_rules(&confinement.readable, read))
         .map_err(text)?;
-    if !confinement.writable.is_empty() {
+    for (fd, access) in &opened.rules {
         ruleset = ruleset
-            .add_rules(path_beneath_rules(&confinement.writable, write))
+            .add_rule(PathBeneath::new(fd.as_fd(), *access))
+            .map_err(text)?;
+    }
+    let mut now = Opened { rules: Vec::new() };
+    for dir in writable {
+        now.add(dir, write());
+    }
+    for (fd, access) in &now.rules {
+        ruleset = ruleset
+            .add_rule(PathBeneath::new(fd.as_fd(), *access))
             .map_err(text)?;
     }
     let fd: Option<OwnedFd> = ruleset.into();

@@ -24,6 +24,7 @@
 //! Each layer is detected once ([`probe`]); a missing layer is logged and
 //! shown by `rootbound sandbox`, never pretended.
 
+pub mod fork_server;
 pub mod landlock;
 pub mod limits;
 pub mod namespaces;
@@ -44,6 +45,8 @@ pub const SUPERVISOR_ARG: &str = "__rootbound-sandbox-supervisor";
 pub const MAX_TASKS: u64 = 512;
 /// Address space of one process, in bytes.
 pub const MAX_ADDRESS_SPACE: u64 = 16 << 30;
+/// Size of a call's temporary file system, in bytes.
+pub const TEMP_SIZE: u64 = 1 << 30;
 /// Extra CPU seconds a process gets beyond the call's time limit.
 pub const CPU_GRACE_SECONDS: u64 = 5;
 
@@ -100,13 +103,17 @@ pub const DEVICES: &[&str] = &[
 ];
 
 /// What one call's commands may touch, and which layers enforce it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Confinement {
     /// Readable (and executable): the roots and `--bash-read` directories.
     pub readable: Vec<PathBuf>,
     /// Writable: nothing in read-only mode; the roots and the call's private
     /// temporary directory otherwise.
     pub writable: Vec<PathBuf>,
+    /// The call's temporary directory (`TMPDIR`; also in `writable`). With
+    /// a mount namespace, a fresh file system in memory is mounted on it for
+    /// each call and vanishes with the call.
+    pub temp: Option<PathBuf>,
     /// Read-only mode: no metadata change anywhere.
     pub read_only: bool,
     /// The layers to set up; the supervisor fails closed if one fails.
@@ -218,4 +225,19 @@ pub fn remove_stale_temp_dirs() -> usize {
         }
     }
     removed
+}
+
+/// Removes `dir` if it exists and is empty (a server's mount point for its
+/// calls' temporary file systems).
+pub fn remove_dir_if_empty(dir: &std::path::Path) {
+    let _ = std::fs::remove_dir(dir);
+}
+
+/// Creates `dir` for its owner only, if it is not there yet.
+pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
+        _ => Ok(()),
+    }
 }

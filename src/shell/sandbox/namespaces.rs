@@ -9,21 +9,23 @@
 //!   write and no metadata change (mode, owner, times, xattrs, links,
 //!   renames) can happen outside them, whatever the syscall, and in
 //!   read-only mode none at all.
-//! - **PID namespace**: the supervisor's first child is the namespace's
-//!   init. When it dies, the kernel kills every process of the call, so
-//!   nothing (`sleep &`, `setsid`, a double fork) outlives it. The
-//!   namespace's own `pid_max` (Linux 6.14+) bounds how many processes the
-//!   call can have.
+//! - **PID namespace**: the call's supervisor is created in it, as its init
+//!   (`clone` with the namespace flags, so the fork server's own namespaces
+//!   never change). Orphans of the call are re-parented to it, it kills
+//!   every process of the namespace at the end, and if it dies the kernel
+//!   does so: nothing (`sleep &`, `setsid`, a double fork) outlives the
+//!   call. The namespace's own `pid_max` (Linux 6.14+) bounds how many
+//!   processes the call can have.
+//! - **IPC namespace**: SysV IPC objects and POSIX message queues of its own.
 //!
-//! Without a PID namespace the supervisor is a child subreaper instead:
-//! orphans are re-parented to it, and it kills and reaps them at the end.
+//! Without namespaces the supervisor is a child subreaper instead: orphans
+//! are re-parented to it, and it kills and reaps them at the end.
 
-use std::io::{Read, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::io::Write;
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 
-/// The namespaces a call gets. The IPC namespace keeps SysV IPC objects
-/// and POSIX message queues apart from the host's.
+/// The namespaces a call gets (the user namespace only where allowed).
 const NAMESPACE_FLAGS: libc::c_int =
     libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
 
@@ -31,25 +33,122 @@ fn os_error(what: &str) -> String {
     format!("{what}: {}", std::io::Error::last_os_error())
 }
 
-/// Enters new namespaces: a user namespace if `user`, and mount, PID and
-/// IPC namespaces. The calling process stays in its PID namespace; its next
-/// child is the new one's init.
-pub fn unshare(user: bool) -> Result<(), String> {
-    // SAFETY: getuid/getgid cannot fail.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let flags = if user {
-        NAMESPACE_FLAGS
-    } else {
-        NAMESPACE_FLAGS & !libc::CLONE_NEWUSER
-    };
-    // SAFETY: unshare with valid flags in a single-threaded process.
-    if unsafe { libc::unshare(flags) } != 0 {
-        return Err(os_error("unshare"));
+/// The ids a process had before entering a user namespace: they are what
+/// it maps to itself.
+#[derive(Debug, Clone, Copy)]
+pub struct Ids {
+    uid: libc::uid_t,
+    gid: libc::gid_t,
+}
+
+impl Ids {
+    pub fn current() -> Ids {
+        // SAFETY: getuid/getgid cannot fail.
+        unsafe {
+            Ids {
+                uid: libc::getuid(),
+                gid: libc::getgid(),
+            }
+        }
     }
+}
+
+/// Which side of [`clone_call`] this is.
+pub enum Cloned {
+    /// The caller, with the new process's pidfd.
+    Parent(OwnedFd),
+    /// The new process: init of a new PID namespace, in new user (if
+    /// asked), mount and IPC namespaces.
+    Child,
+}
+
+/// Creates a call's supervisor (`clone`, with `CLONE_PIDFD` for a pidfd no
+/// pid reuse can fool): in new namespaces when `namespaces` is
+/// `Some(user)` (with a user namespace if `user`), else in the caller's.
+/// Like `fork`, the child goes on from here; only a single-threaded caller
+/// may use it.
+///
+/// A raw `clone` runs none of the C library's fork handlers; the child runs
+/// only this crate's code and `exec`s its commands, and its thread id is
+/// asked of the kernel, never of the C library.
+pub fn clone_call(namespaces: Option<bool>) -> Result<Cloned, String> {
+    let mut flags = libc::CLONE_PIDFD | libc::SIGCHLD;
+    if let Some(user) = namespaces {
+        flags |= NAMESPACE_FLAGS;
+        if !user {
+            flags &= !libc::CLONE_NEWUSER;
+        }
+    }
+    let mut pidfd: libc::c_int = -1;
+    // SAFETY: clone with no new stack behaves like fork; CLONE_PIDFD writes
+    // the pidfd into `pidfd` (the parent-tid argument).
+    let pid = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            flags as libc::c_ulong,
+            0usize,
+            &mut pidfd as *mut libc::c_int,
+            0usize,
+            0usize,
+        )
+    };
+    match pid {
+        0 => Ok(Cloned::Child),
+        p if p > 0 => {
+            // SAFETY: the kernel gave us this descriptor.
+            Ok(Cloned::Parent(unsafe {
+                <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(pidfd)
+            }))
+        }
+        _ => Err(os_error("clone into new namespaces")),
+    }
+}
+
+/// In a process made by [`clone_call`] with namespaces: maps its ids (in a user
+/// namespace), sets the PID namespace's `pid_max`, and mounts a `/proc` of
+/// the namespace over the host's, so the call's processes can look up only
+/// each other (Landlock still keeps `/proc` unreadable). Before the mounts
+/// go read-only.
+pub fn set_up_as_init(ids: Ids, user: bool, pid_max: Option<u64>) -> Result<(), String> {
     if user {
-        write_id_maps(uid, gid)?;
+        map_ids(ids)?;
+    }
+    if let Some(max) = pid_max {
+        set_pid_max(max)?;
+    }
+    mount_own_proc()
+}
+
+/// Sets the PID namespace's `pid_max` (Linux 6.14+), from inside it.
+pub fn set_pid_max(max: u64) -> Result<(), String> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open("/proc/sys/kernel/pid_max")
+        .and_then(|mut f| f.write_all(max.to_string().as_bytes()))
+        .map_err(|e| format!("setting the PID namespace's pid_max: {e}"))
+}
+
+/// Mounts a `/proc` of the caller's PID namespace over the host's.
+pub fn mount_own_proc() -> Result<(), String> {
+    // SAFETY: mount(2) with valid C strings, in our own mount namespace.
+    let mounted = unsafe {
+        libc::mount(
+            c"proc".as_ptr(),
+            c"/proc".as_ptr(),
+            c"proc".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            std::ptr::null(),
+        )
+    };
+    if mounted != 0 {
+        return Err(os_error("mounting the namespace's /proc"));
     }
     Ok(())
+}
+
+/// Maps the ids a process had before its user namespace to themselves.
+pub fn map_ids(ids: Ids) -> Result<(), String> {
+    write_id_maps(ids.uid, ids.gid)
 }
 
 /// Maps the caller's own uid and gid to themselves, the one mapping a
@@ -117,10 +216,16 @@ fn c_path(path: &std::path::Path) -> Result<std::ffi::CString, String> {
 }
 
 /// Makes every mount read-only except `writable` (each bound onto itself,
-/// made writable again, with no set-ID programs and no devices), and covers
+/// made writable again, with no set-ID programs and no devices), covers
 /// each of `hidden` with an empty read-only file system, so that not even
-/// the names in them can be looked up. Needs a mount namespace of our own.
-pub fn remount_read_only(writable: &[PathBuf], hidden: &[PathBuf]) -> Result<(), String> {
+/// the names in them can be looked up, and mounts a fresh writable file
+/// system in memory on each of `fresh` (the call's temporary directory,
+/// gone with the namespace). Needs a mount namespace of our own.
+pub fn remount_read_only(
+    writable: &[PathBuf],
+    hidden: &[PathBuf],
+    fresh: &[PathBuf],
+) -> Result<(), String> {
     let root = c"/";
     // SAFETY: mount(2) with valid C strings; changes only our namespace.
     unsafe {
@@ -145,6 +250,24 @@ pub fn remount_read_only(writable: &[PathBuf], hidden: &[PathBuf]) -> Result<(),
             ) != 0
             {
                 return Err(os_error(&format!("hiding {}", dir.to_string_lossy())));
+            }
+        }
+        let options = std::ffi::CString::new(format!("size={},mode=700", super::TEMP_SIZE))
+            .map_err(|_| "bad tmpfs options".to_string())?;
+        for dir in fresh {
+            let dir = c_path(dir)?;
+            if libc::mount(
+                c"tmpfs".as_ptr(),
+                dir.as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV,
+                options.as_ptr().cast(),
+            ) != 0
+            {
+                return Err(os_error(&format!(
+                    "mounting a temporary file system on {}",
+                    dir.to_string_lossy()
+                )));
             }
         }
         for dir in writable {
@@ -173,103 +296,14 @@ pub fn remount_read_only(writable: &[PathBuf], hidden: &[PathBuf]) -> Result<(),
     Ok(())
 }
 
-/// The PID namespace's init, a child of the supervisor.
-pub struct Init {
-    pub pid: libc::pid_t,
-    /// Whether it set the namespace's `pid_max` as asked.
-    pub pid_max_set: bool,
-}
-
-/// Forks the PID namespace's init. It sets the namespace's `pid_max` (when
-/// asked), tells the supervisor it is ready, then reaps orphans until it is
-/// killed. Returns once it is ready.
-pub fn spawn_init(pid_max: Option<u64>) -> Result<Init, String> {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 fills two descriptors.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(os_error("pipe"));
-    }
-    // SAFETY: the descriptors were just created and are ours.
-    let (mut ready_read, ready_write) = unsafe {
-        (
-            std::fs::File::from(OwnedFd::from_raw_fd(fds[0])),
-            std::fs::File::from(OwnedFd::from_raw_fd(fds[1])),
-        )
-    };
-    // SAFETY: the supervisor is single-threaded, so the child may run
-    // ordinary code.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(os_error("fork of the namespace's init"));
-    }
-    if pid == 0 {
-        drop(ready_read);
-        init_main(pid_max, ready_write);
-    }
-    drop(ready_write);
-    let mut answer = [0u8; 1];
-    match ready_read.read(&mut answer) {
-        Ok(1) => Ok(Init {
-            pid,
-            pid_max_set: pid_max.is_some() && answer[0] == b'+',
-        }),
-        _ => {
-            kill_and_reap(pid);
-            Err("the namespace's init did not start".into())
-        }
-    }
-}
-
-fn init_main(pid_max: Option<u64>, mut ready: std::fs::File) -> ! {
-    // SAFETY: plain system calls in the new init.
+/// As the PID namespace's init: kills every other process in it and reaps
+/// them (and any orphan), so none is left when this returns.
+pub fn kill_everything_as_init() {
+    // SAFETY: kill(-1) from a namespace's init reaches every process of
+    // the namespace but itself; then reap until none is left.
     unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGCHLD);
-        libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
-    }
-    let set = pid_max.is_none_or(|max| {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open("/proc/sys/kernel/pid_max")
-            .and_then(|mut f| f.write_all(max.to_string().as_bytes()))
-            .is_ok()
-    });
-    // A /proc of this namespace over the host's: the call's processes can
-    // look up only each other (Landlock still keeps /proc unreadable).
-    // SAFETY: mount(2) with valid C strings, in our own mount namespace.
-    unsafe {
-        libc::mount(
-            c"proc".as_ptr(),
-            c"/proc".as_ptr(),
-            c"proc".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-            std::ptr::null(),
-        );
-    }
-    let _ = ready.write_all(if set { b"+" } else { b"-" });
-    drop(ready);
-    loop {
-        // SAFETY: waiting for SIGCHLD (blocked above), then reaping every
-        // exited orphan without blocking.
-        unsafe {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, libc::SIGCHLD);
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            libc::sigwaitinfo(&set, &mut info);
-            while libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) > 0 {}
-        }
-    }
-}
-
-/// SIGKILL to `pid`, then wait for it.
-pub fn kill_and_reap(pid: libc::pid_t) {
-    // SAFETY: signalling and reaping our own child.
-    unsafe {
-        libc::kill(pid, libc::SIGKILL);
-        libc::waitpid(pid, std::ptr::null_mut(), 0);
+        libc::kill(-1, libc::SIGKILL);
+        while libc::waitpid(-1, std::ptr::null_mut(), 0) > 0 {}
     }
 }
 

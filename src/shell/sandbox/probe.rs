@@ -41,24 +41,9 @@ pub fn probe_here() -> Layers {
     // SAFETY: geteuid cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
     let namespaces = in_child(|| {
-        let mut found = 0;
-        if namespaces::unshare(true).is_ok() {
-            found |= USER;
-        } else if !(root && namespaces::unshare(false).is_ok()) {
-            return found;
-        }
-        let init = namespaces::spawn_init(Some(MAX_TASKS + 1));
-        if let Ok(init) = &init {
-            found |= PID;
-            if init.pid_max_set {
-                found |= PID_MAX;
-            }
-        }
-        if namespaces::remount_read_only(&[], &[]).is_ok() {
-            found |= MOUNT;
-        }
-        if let Ok(init) = init {
-            namespaces::kill_and_reap(init.pid);
+        let found = try_namespaces(true);
+        if found == 0 && root {
+            return try_namespaces(false);
         }
         found
     });
@@ -86,6 +71,52 @@ pub fn probe_here() -> Layers {
         pid_ns: namespaces & PID != 0,
         pid_max: namespaces & PID_MAX != 0,
         root,
+    }
+}
+
+/// Makes a process in new namespaces, as calls get them, and reports what
+/// worked (0 if the namespaces could not be made).
+fn try_namespaces(user: bool) -> i32 {
+    let ids = namespaces::Ids::current();
+    match namespaces::clone_call(Some(user)) {
+        Ok(namespaces::Cloned::Child) => {
+            let mut found = PID;
+            if user {
+                if namespaces::map_ids(ids).is_err() {
+                    // SAFETY: leave the probe's child.
+                    unsafe { libc::_exit(0) };
+                }
+                found |= USER;
+            }
+            if namespaces::set_pid_max(MAX_TASKS + 1).is_ok() {
+                found |= PID_MAX;
+            }
+            if namespaces::mount_own_proc().is_ok()
+                && namespaces::remount_read_only(&[], &[], &[]).is_ok()
+            {
+                found |= MOUNT;
+            }
+            // SAFETY: leave the probe's child with what it found.
+            unsafe { libc::_exit(found) };
+        }
+        Ok(namespaces::Cloned::Parent(pidfd)) => {
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            // SAFETY: waiting for our own child through its pidfd.
+            unsafe {
+                libc::waitid(
+                    libc::P_PIDFD,
+                    std::os::fd::AsRawFd::as_raw_fd(&pidfd) as libc::id_t,
+                    &mut info,
+                    libc::WEXITED,
+                );
+                if info.si_code == libc::CLD_EXITED {
+                    info.si_status()
+                } else {
+                    0
+                }
+            }
+        }
+        Err(_) => 0,
     }
 }
 

@@ -16,7 +16,7 @@ use std::collections::HashSet;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -52,7 +52,9 @@ pub enum Report {
     Failed(String),
 }
 
-/// The supervisor's `main`. `args`: what follows [`super::SUPERVISOR_ARG`].
+/// The supervisor's `main`. `args`: what follows [`super::SUPERVISOR_ARG`]:
+/// `fork-server` (the server's long-lived one), `run` (one call, plan on
+/// standard input, report on descriptor 3), or `probe`.
 pub fn main(args: &[String]) -> i32 {
     match args.first().map(String::as_str) {
         Some("probe") => {
@@ -63,95 +65,236 @@ pub fn main(args: &[String]) -> i32 {
             );
             0
         }
-        Some("run") => run(),
+        Some("fork-server") => super::fork_server::main(),
+        Some("run") => run_once(),
+
         _ => 2,
     }
 }
 
-fn run() -> i32 {
+/// What a fork server prepares once, for its server's confinement and that
+/// confinement made read-only (git's configuration check): the paths the
+/// Landlock ruleset grants, opened, and the compiled seccomp filters. A call
+/// then only builds its ruleset from open descriptors and applies both.
+pub struct Prebuilt {
+    /// The server's confinement, with the layers the fork server found.
+    pub base: Confinement,
+    prepared: Vec<(Confinement, Result<Prepared, String>)>,
+}
+
+impl Prebuilt {
+    pub fn new(base: &Confinement) -> Prebuilt {
+        let read_only = Confinement {
+            writable: Vec::new(),
+            read_only: true,
+            temp: None,
+            ..base.clone()
+        };
+        Prebuilt {
+            base: base.clone(),
+            prepared: [base.clone(), read_only]
+                .into_iter()
+                .map(|c| {
+                    let prepared = Prepared::new(&c);
+                    (c, prepared)
+                })
+                .collect(),
+        }
+    }
+
+    fn find(&self, confinement: &Confinement) -> Option<&Result<Prepared, String>> {
+        self.prepared
+            .iter()
+            .find(|(c, _)| c == confinement)
+            .map(|(_, prepared)| prepared)
+    }
+}
+
+/// The parts of a confinement that do not change from call to call.
+pub struct Prepared {
+    /// The paths Landlock grants, opened; None without Landlock.
+    opened: Option<landlock::Opened>,
+    filters: Option<std::sync::Arc<seccomp::Filters>>,
+    limits: Limits,
+}
+
+impl Prepared {
+    fn new(confinement: &Confinement) -> Result<Prepared, String> {
+        let layers = &confinement.layers;
+        // A fresh temporary file system is opened per call, after it is
+        // mounted; without a mount namespace the directory itself is used.
+        let mut granted = confinement.clone();
+        if layers.mount_ns {
+            granted
+                .writable
+                .retain(|w| Some(w) != confinement.temp.as_ref());
+        }
+        Ok(Prepared {
+            opened: (layers.landlock_abi > 0).then(|| landlock::Opened::open(&granted)),
+            filters: layers
+                .seccomp
+                .then(|| {
+                    let namespaced = layers.pid_ns || layers.mount_ns;
+                    seccomp::build(confinement.read_only || !layers.mount_ns, !namespaced)
+                })
+                .transpose()?
+                .map(std::sync::Arc::new),
+            limits: Limits {
+                // Without a user namespace an unprivileged user's limit
+                // would count all of their processes on the machine.
+                max_tasks: if layers.user_ns || layers.root {
+                    confinement.max_tasks
+                } else {
+                    libc::RLIM_INFINITY
+                },
+                ..Limits::of(confinement)
+            },
+        })
+    }
+
+    /// The call's confinement, once its mounts are in place.
+    fn confine(&self, confinement: &Confinement) -> Result<Confined, String> {
+        let fresh: Vec<PathBuf> = if confinement.layers.mount_ns {
+            confinement.temp.iter().cloned().collect()
+        } else {
+            Vec::new()
+        };
+        Ok(Confined {
+            rules: self
+                .opened
+                .as_ref()
+                .map(|opened| landlock::build(opened, &fresh))
+                .transpose()?,
+            filters: self.filters.clone(),
+            limits: self.limits,
+        })
+    }
+}
+
+/// Whether calls get namespaces of their own: a PID namespace and a mount
+/// namespace, always together (a user namespace where one can be made).
+pub fn namespaced(confinement: &Confinement) -> bool {
+    confinement.layers.pid_ns && confinement.layers.mount_ns
+}
+
+/// `run` mode: one call from a process started for it (tests; no fork
+/// server). Reads the plan, makes the call's supervisor, waits for it.
+fn run_once() -> i32 {
+    // SAFETY: prctl with integer arguments.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    let request = match read_request() {
+        Ok(request) => request,
+        Err(why) => {
+            write_report(&Report::Failed(why));
+            return 0;
+        }
+    };
+    let namespaced = namespaced(&request.confinement);
+    let ids = namespaces::Ids::current();
+    match namespaces::clone_call(namespaced.then_some(request.confinement.layers.user_ns)) {
+        Ok(namespaces::Cloned::Child) => {
+            let report =
+                serve(request, None, namespaced.then_some(ids)).unwrap_or_else(Report::Failed);
+            write_report(&report);
+            // SAFETY: leave without running destructors shared with the parent.
+            unsafe { libc::_exit(0) }
+        }
+        Ok(namespaces::Cloned::Parent(pidfd)) => {
+            // SAFETY: waiting for our own child through its pidfd.
+            unsafe {
+                let mut info: libc::siginfo_t = std::mem::zeroed();
+                libc::waitid(
+                    libc::P_PIDFD,
+                    std::os::fd::AsRawFd::as_raw_fd(&pidfd) as libc::id_t,
+                    &mut info,
+                    libc::WEXITED,
+                );
+            }
+            0
+        }
+        Err(why) => {
+            write_report(&Report::Failed(why));
+            0
+        }
+    }
+}
+
+/// A call's supervisor made by the fork server: reads the plan from
+/// descriptor 0, runs it, writes the report to descriptor 3. `ids`: the
+/// ids it had before its namespaces, when it is in them.
+pub fn run(prebuilt: &Prebuilt, ids: Option<namespaces::Ids>) -> i32 {
     // SAFETY: prctl and getppid with integer arguments.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        if libc::getppid() == 1 {
+        // Without a PID namespace of its own, a supervisor whose fork
+        // server is already gone has been re-parented: it stops.
+        if ids.is_none() && libc::getppid() == 1 {
             return 1;
         }
     }
-    // SAFETY: the server passes the report pipe as descriptor 3.
-    let mut status = unsafe { std::fs::File::from(OwnedFd::from_raw_fd(3)) };
-    // SAFETY: keep the report pipe from the commands.
-    unsafe { libc::fcntl(3, libc::F_SETFD, libc::FD_CLOEXEC) };
-    let report = serve().unwrap_or_else(Report::Failed);
-    let line = serde_json::to_string(&report).unwrap_or_default();
-    let _ = writeln!(status, "{line}");
+    let report = read_request()
+        .and_then(|request| serve(request, Some(prebuilt), ids))
+        .unwrap_or_else(Report::Failed);
+    write_report(&report);
     0
 }
 
-fn serve() -> Result<Report, String> {
+/// The report, on descriptor 3.
+fn write_report(report: &Report) {
+    // SAFETY: the report pipe is descriptor 3; it is ours to write and close.
+    let mut status = unsafe { std::fs::File::from(OwnedFd::from_raw_fd(3)) };
+    let line = serde_json::to_string(report).unwrap_or_default();
+    let _ = writeln!(status, "{line}");
+}
+
+/// The plan, from descriptor 0; then descriptor 0 is /dev/null.
+fn read_request() -> Result<Request, String> {
     let mut bytes = Vec::new();
     std::io::stdin()
         .take(MAX_REQUEST_BYTES)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("reading the plan: {e}"))?;
-    let request: Request =
-        serde_json::from_slice(&bytes).map_err(|e| format!("reading the plan: {e}"))?;
     stdin_from_dev_null()?;
+    // The report pipe must not reach the commands.
+    // SAFETY: fcntl on descriptor 3.
+    unsafe { libc::fcntl(3, libc::F_SETFD, libc::FD_CLOEXEC) };
+    serde_json::from_slice(&bytes).map_err(|e| format!("reading the plan: {e}"))
+}
+
+fn serve(
+    request: Request,
+    prebuilt: Option<&Prebuilt>,
+    ids: Option<namespaces::Ids>,
+) -> Result<Report, String> {
     block_signals();
     let confinement = &request.confinement;
     let layers = &confinement.layers;
-    let init = if layers.pid_ns || layers.mount_ns {
-        namespaces::unshare(layers.user_ns)?;
-        // Init sets pid_max through /proc before the mounts go read-only.
-        let init = if layers.pid_ns {
-            let pid_max = layers.pid_max.then_some(confinement.max_tasks + 1);
-            let init = namespaces::spawn_init(pid_max.map(|m| m.max(301)))?;
-            if pid_max.is_some() && !init.pid_max_set {
-                end(Some(init.pid));
-                return Err("the PID namespace's process limit could not be set".into());
-            }
-            Some(init.pid)
-        } else {
-            namespaces::become_subreaper()?;
-            None
-        };
-        if layers.mount_ns
-            && let Err(e) =
-                namespaces::remount_read_only(&confinement.writable, &hidden_dirs(confinement))
-        {
-            end(init);
-            return Err(e);
+    match ids {
+        Some(ids) => {
+            let pid_max = layers
+                .pid_max
+                .then_some((confinement.max_tasks + 1).max(301));
+            namespaces::set_up_as_init(ids, layers.user_ns, pid_max)?;
+            let fresh: Vec<PathBuf> = confinement.temp.iter().cloned().collect();
+            namespaces::remount_read_only(
+                &confinement.writable,
+                &hidden_dirs(confinement),
+                &fresh,
+            )?;
         }
-        init
-    } else {
-        namespaces::become_subreaper()?;
-        None
+        None => namespaces::become_subreaper()?,
+    }
+    let prepared_now;
+    let prepared = match prebuilt.and_then(|p| p.find(confinement)) {
+        Some(found) => found.as_ref().map_err(Clone::clone)?,
+        None => {
+            prepared_now = Prepared::new(confinement)?;
+            &prepared_now
+        }
     };
-    let confined = Confined {
-        rules: (layers.landlock_abi > 0)
-            .then(|| landlock::build(confinement))
-            .transpose()?,
-        filters: layers
-            .seccomp
-            .then(|| {
-                let namespaced = layers.pid_ns || layers.mount_ns;
-                seccomp::build(confinement.read_only || !layers.mount_ns, !namespaced)
-            })
-            .transpose()?
-            .map(std::sync::Arc::new),
-        limits: Limits {
-            // Without a user namespace an unprivileged user's limit would
-            // count all of their processes on the machine.
-            max_tasks: if layers.user_ns || layers.root {
-                confinement.max_tasks
-            } else {
-                libc::RLIM_INFINITY
-            },
-            ..Limits::of(confinement)
-        },
-        cwd: request.cwd.clone(),
-        env: request.env.clone(),
-    };
-    let report = confined.run_steps(&request.steps);
-    end(init);
+    let confined = prepared.confine(confinement)?;
+    let report = confined.run_steps(&request.steps, &request.cwd, &request.env);
+    end(ids.is_some());
     Ok(report)
 }
 
@@ -204,29 +347,22 @@ fn block_signals() {
     unsafe { libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
 }
 
-/// Kills every process of the call and reaps them. With a PID namespace,
-/// killing its init makes the kernel kill the rest; the supervisor reaps
-/// its own children (and init last, which waits for them).
-fn end(init: Option<libc::pid_t>) {
-    match init {
-        Some(pid) => {
-            // SAFETY: signalling and reaping our own children.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-                while libc::waitpid(-1, std::ptr::null_mut(), 0) > 0 {}
-            }
-        }
-        None => namespaces::kill_all_children(),
+/// Kills every process of the call and reaps them, so that none is left
+/// when the report goes out: as the PID namespace's init, all of it; as a
+/// subreaper, every descendant.
+fn end(init: bool) {
+    if init {
+        namespaces::kill_everything_as_init();
+    } else {
+        namespaces::kill_all_children();
     }
 }
 
-/// Everything a command is confined by.
+/// Everything a command is confined by, built before any command runs.
 struct Confined {
     rules: Option<landlock::Rules>,
     filters: Option<std::sync::Arc<seccomp::Filters>>,
     limits: Limits,
-    cwd: PathBuf,
-    env: Vec<(String, String)>,
 }
 
 /// The server stopped the call.
@@ -259,7 +395,7 @@ impl Target {
 }
 
 impl Confined {
-    fn run_steps(&self, steps: &[Step]) -> Report {
+    fn run_steps(&self, steps: &[Step], cwd: &Path, env: &[(String, String)]) -> Report {
         let mut report = Report::Exited(0);
         let mut status = 0;
         let mut previous: Option<Connector> = None;
@@ -273,7 +409,7 @@ impl Confined {
             if !runs {
                 continue;
             }
-            report = match self.run_pipeline(&step.stages) {
+            report = match self.run_pipeline(&step.stages, cwd, env) {
                 Ok(r) => r,
                 Err(Stop) => return Report::Stopped,
             };
@@ -286,7 +422,12 @@ impl Confined {
         report
     }
 
-    fn run_pipeline(&self, stages: &[Stage]) -> Result<Report, Stop> {
+    fn run_pipeline(
+        &self,
+        stages: &[Stage],
+        cwd: &Path,
+        env: &[(String, String)],
+    ) -> Result<Report, Stop> {
         let mut pids = Vec::new();
         let mut stdin: Option<std::io::PipeReader> = None;
         let mut last_failed = None;
@@ -300,7 +441,7 @@ impl Confined {
                     Err(e) => (None, Err(e)),
                 }
             };
-            let spawned = stdout.and_then(|out| self.spawn(stage, stdin.take(), out));
+            let spawned = stdout.and_then(|out| self.spawn(stage, stdin.take(), out, cwd, env));
             stdin = next_stdin;
             match spawned {
                 Ok(pid) => {
@@ -342,6 +483,8 @@ impl Confined {
         stage: &Stage,
         stdin: Option<std::io::PipeReader>,
         stdout: Target,
+        cwd: &Path,
+        env: &[(String, String)],
     ) -> std::io::Result<libc::pid_t> {
         let Some((program, args)) = stage.argv.split_first() else {
             return Err(std::io::Error::other("empty command"));
@@ -360,8 +503,8 @@ impl Confined {
         command
             .args(args)
             .env_clear()
-            .envs(self.env.iter().chain(&stage.env).map(|(k, v)| (k, v)))
-            .current_dir(&self.cwd)
+            .envs(env.iter().chain(&stage.env).map(|(k, v)| (k, v)))
+            .current_dir(cwd)
             .stdin(match stdin {
                 Some(pipe) => Stdio::from(pipe),
                 None => Stdio::inherit(),

@@ -1,0 +1,235 @@
+//! The fork server: one long-lived supervisor process per server, so that a
+//! call does not pay for starting a program, probing the kernel, or
+//! compiling its Landlock ruleset and seccomp filters.
+//!
+//! The server starts it once (this binary again, `fork-server` mode) on a
+//! thread of its own that lives as long as the server, and hands it the
+//! server's confinement. It probes the kernel's layers, builds the ruleset
+//! and filters, answers with the layers, and then, for each call, receives
+//! four descriptors over a `SOCK_SEQPACKET` socket (the plan to read, the
+//! output and error pipes, the report pipe), forks a per-call supervisor
+//! that takes them as its descriptors 0 to 3, and sends back a pidfd of it,
+//! with which the server can stop it without any pid-reuse race.
+//!
+//! It is single-threaded, so forking is safe, and it dies with the server
+//! (`PR_SET_PDEATHSIG`); every per-call supervisor dies with it.
+
+use std::io::{IoSlice, IoSliceMut};
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rustix::net::{
+    AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
+    SendAncillaryMessage, SendFlags, SocketFlags, SocketType,
+};
+
+use super::supervisor::{self, Prebuilt};
+use super::{Confinement, Layers, SUPERVISOR_ARG, namespaces, probe};
+
+/// The largest message: the server's confinement (roots and directories).
+const MAX_MESSAGE: usize = 1 << 20;
+
+/// How long the server waits for the fork server to answer.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The server's end.
+#[derive(Debug)]
+pub struct ForkServer {
+    socket: Mutex<OwnedFd>,
+    /// What this kernel provides, as the fork server found it.
+    pub layers: Layers,
+}
+
+fn send(socket: &OwnedFd, bytes: &[u8], fds: &[BorrowedFd<'_>]) -> std::io::Result<()> {
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(4))];
+    let mut control = SendAncillaryBuffer::new(&mut space);
+    if !fds.is_empty() && !control.push(SendAncillaryMessage::ScmRights(fds)) {
+        return Err(std::io::Error::other(
+            "too many descriptors for one message",
+        ));
+    }
+    rustix::net::sendmsg(
+        socket,
+        &[IoSlice::new(bytes)],
+        &mut control,
+        SendFlags::NOSIGNAL,
+    )?;
+    Ok(())
+}
+
+/// One message and the descriptors that came with it. Empty at end of input.
+fn receive(socket: &OwnedFd, max: usize) -> std::io::Result<(Vec<u8>, Vec<OwnedFd>)> {
+    let mut buf = vec![0u8; max];
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(4))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
+    let msg = rustix::net::recvmsg(
+        socket,
+        &mut [IoSliceMut::new(&mut buf)],
+        &mut control,
+        RecvFlags::CMSG_CLOEXEC,
+    )?;
+    let mut fds = Vec::new();
+    for message in control.drain() {
+        if let RecvAncillaryMessage::ScmRights(received) = message {
+            fds.extend(received);
+        }
+    }
+    buf.truncate(msg.bytes);
+    Ok((buf, fds))
+}
+
+impl ForkServer {
+    /// Starts the fork server from `exe` with the server's confinement and
+    /// waits for its answer. Blocks: call it on a thread that lives as long
+    /// as the server (the fork server dies when that thread does).
+    pub fn start(exe: &Path, base: &Confinement) -> Result<ForkServer, String> {
+        let cannot = |e: std::io::Error| format!("cannot start the sandbox's fork server: {e}");
+        let (ours, theirs) = rustix::net::socketpair(
+            AddressFamily::UNIX,
+            SocketType::SEQPACKET,
+            SocketFlags::CLOEXEC,
+            None,
+        )
+        .map_err(|e| cannot(e.into()))?;
+        Command::new(exe)
+            .args([SUPERVISOR_ARG, "fork-server"])
+            .env_clear()
+            .stdin(Stdio::from(theirs))
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(cannot)?;
+        let timeout = rustix::net::sockopt::set_socket_timeout(
+            &ours,
+            rustix::net::sockopt::Timeout::Recv,
+            Some(ANSWER_TIMEOUT),
+        );
+        timeout.map_err(|e| cannot(e.into()))?;
+        let config = serde_json::to_vec(base).map_err(|e| format!("cannot encode: {e}"))?;
+        send(&ours, &config, &[]).map_err(cannot)?;
+        let (hello, _) = receive(&ours, MAX_MESSAGE).map_err(cannot)?;
+        let layers = serde_json::from_slice(&hello)
+            .map_err(|e| format!("the sandbox's fork server answered badly: {e}"))?;
+        Ok(ForkServer {
+            socket: Mutex::new(ours),
+            layers,
+        })
+    }
+
+    /// Starts a call's supervisor with `fds` as its descriptors 0 to 3 (the
+    /// plan, output, errors, report). Returns a pidfd of it. Blocks briefly.
+    pub fn launch(&self, fds: [BorrowedFd<'_>; 4]) -> Result<OwnedFd, String> {
+        let gone = |e: std::io::Error| format!("the sandbox's fork server did not answer: {e}");
+        let socket = self
+            .socket
+            .lock()
+            .map_err(|_| "the sandbox's fork server failed earlier".to_string())?;
+        send(&socket, b"call", &fds).map_err(gone)?;
+        let (answer, mut pidfds) = receive(&socket, 4096).map_err(gone)?;
+        match (answer.as_slice(), pidfds.pop()) {
+            (b"ok", Some(pidfd)) => Ok(pidfd),
+            _ => Err(format!(
+                "the sandbox's fork server could not start a call: {}",
+                String::from_utf8_lossy(&answer)
+            )),
+        }
+    }
+}
+
+/// The fork server's `main`: its socket is descriptor 0.
+pub fn main() -> i32 {
+    // SAFETY: prctl with integer arguments; getppid cannot fail.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if libc::getppid() == 1 {
+            return 1;
+        }
+    }
+    // Move the socket off descriptor 0, which calls use for their plan.
+    // SAFETY: fcntl(F_DUPFD_CLOEXEC) and dup2 on descriptors we own.
+    let socket = unsafe {
+        let fd = libc::fcntl(0, libc::F_DUPFD_CLOEXEC, 10);
+        if fd < 0 {
+            return 1;
+        }
+        <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd)
+    };
+    if let Ok(null) = std::fs::File::open("/dev/null") {
+        // SAFETY: dup2 onto descriptor 0.
+        unsafe { libc::dup2(null.as_raw_fd(), 0) };
+    }
+    let Ok((config, _)) = receive(&socket, MAX_MESSAGE) else {
+        return 1;
+    };
+    let Ok(mut base) = serde_json::from_slice::<Confinement>(&config) else {
+        return 1;
+    };
+    base.layers = probe::probe_here();
+    let prebuilt = Prebuilt::new(&base);
+    let hello = serde_json::to_vec(&base.layers).unwrap_or_default();
+    if send(&socket, &hello, &[]).is_err() {
+        return 1;
+    }
+    // The server learns how a call ended from its report pipe and stops it
+    // through its pidfd; here ended supervisors are only reaped, after the
+    // pidfd is taken, so that no pid is reused before it is.
+    loop {
+        // SAFETY: reaping our own children without blocking.
+        while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
+        let Ok((message, fds)) = receive(&socket, 4096) else {
+            return 1;
+        };
+        if message.is_empty() && fds.is_empty() {
+            return 0;
+        }
+        let answer = match fork_call(&socket, &prebuilt, fds) {
+            Ok(pidfd) => send(&socket, b"ok", &[pidfd.as_fd()]),
+            Err(why) => send(&socket, why.as_bytes(), &[]),
+        };
+        if answer.is_err() {
+            return 1;
+        }
+    }
+}
+
+/// Forks a call's supervisor with `fds` as its descriptors 0 to 3.
+fn fork_call(socket: &OwnedFd, prebuilt: &Prebuilt, fds: Vec<OwnedFd>) -> Result<OwnedFd, String> {
+    if fds.len() != 4 {
+        return Err(format!("a call needs 4 descriptors, not {}", fds.len()));
+    }
+    let namespaced = supervisor::namespaced(&prebuilt.base);
+    let ids = namespaces::Ids::current();
+    let user = prebuilt.base.layers.user_ns;
+    match namespaces::clone_call(namespaced.then_some(user))? {
+        namespaces::Cloned::Parent(pidfd) => {
+            drop(fds);
+            Ok(pidfd)
+        }
+        namespaces::Cloned::Child => {
+            // SAFETY: in the new child: its own descriptors.
+            unsafe {
+                libc::close(socket.as_raw_fd());
+            }
+            for (target, fd) in fds.into_iter().enumerate() {
+                let target = target as i32;
+                if fd.as_raw_fd() == target {
+                    // Already in place: keep it open, and across exec.
+                    // SAFETY: fcntl on a descriptor we own.
+                    unsafe { libc::fcntl(target, libc::F_SETFD, 0) };
+                    std::mem::forget(fd);
+                } else {
+                    // SAFETY: dup2 onto a descriptor number of our own; the
+                    // original closes when `fd` drops.
+                    unsafe { libc::dup2(fd.as_raw_fd(), target) };
+                }
+            }
+            let code = supervisor::run(prebuilt, namespaced.then_some(ids));
+            // SAFETY: leave without running the fork server's destructors.
+            unsafe { libc::_exit(code) };
+        }
+    }
+}

@@ -153,6 +153,19 @@ impl Shell {
         self.sandbox.server.wait().clone()
     }
 
+    /// The fork server; the first call waits for its start on the blocking
+    /// pool, not on the runtime's thread.
+    async fn fork_server_async(&self) -> Result<Arc<ForkServer>, String> {
+        if let Some(started) = self.sandbox.server.get() {
+            return started.clone();
+        }
+        self.start_sandbox();
+        let start = self.sandbox.clone();
+        tokio::task::spawn_blocking(move || start.server.wait().clone())
+            .await
+            .map_err(|e| format!("the sandbox did not start: {e}"))?
+    }
+
     /// The sandbox layers this kernel provides. Blocks until the sandbox
     /// has started.
     pub fn layers(&self) -> Layers {
@@ -228,7 +241,7 @@ impl Shell {
                 });
             }
         };
-        let fork_server = self.fork_server()?;
+        let fork_server = self.fork_server_async().await?;
         let mut confinement = self.base_confinement();
         confinement.layers = fork_server.layers;
         self.check_git_configs(plan, &fork_server, &confinement, deadline, cancel)

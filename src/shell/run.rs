@@ -113,19 +113,17 @@ pub async fn run(
     let (stdout_read, stdout_write) = new_pipe().map_err(cannot)?;
     let (stderr_read, stderr_write) = new_pipe().map_err(cannot)?;
     let (report_read, report_write) = new_pipe().map_err(cannot)?;
-    // The fork server answers within a fork's time; still, not on the
-    // runtime's thread. Our copies of the child's ends close after it.
-    let fork_server = setup.fork_server.clone();
-    let pidfd = tokio::task::spawn_blocking(move || {
-        fork_server.launch([
+    let pidfd = setup
+        .fork_server
+        .launch([
             plan_read.as_fd(),
             stdout_write.as_fd(),
             stderr_write.as_fd(),
             report_write.as_fd(),
         ])
-    })
-    .await
-    .map_err(|e| format!("cannot start the call's supervisor: {e}"))??;
+        .await?;
+    // Only the call's supervisor holds these ends now.
+    drop((plan_read, stdout_write, stderr_write, report_write));
     let supervisor = Supervisor::new(pidfd)?;
     let feed = async move {
         if let Ok(mut sender) = pipe::Sender::from_owned_fd(plan_write) {

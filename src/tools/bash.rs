@@ -48,20 +48,22 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let Some(shell) = state.shell.as_ref() else {
         return Err("The bash tool is turned off on this server.".into());
     };
-    // The deadline starts now and covers planning (glob expansion reads
-    // directories, so it runs on the blocking pool) and running.
+    // The deadline starts now and covers planning and running. Glob
+    // expansion reads directories, so a line with patterns is planned on
+    // the blocking pool; one without is only parsed and checked, inline.
     let deadline = shell.deadline_from_now();
-    let planning = ctx.state.clone();
     let command = params.command;
-    let planned = tokio::task::spawn_blocking(move || {
-        let shell = planning.shell.as_ref().expect("checked above");
-        // The first call waits here for the sandbox probe, off the
-        // runtime's thread.
-        shell.layers();
-        shell.plan(&command, &planning.guard, deadline)
-    })
-    .await
-    .map_err(|e| ToolError(format!("planning the command failed: {e}")))?;
+    let planned = if command.len() <= 4096 && !command.contains(['*', '?', '[']) {
+        shell.plan(&command, &state.guard, deadline)
+    } else {
+        let planning = ctx.state.clone();
+        tokio::task::spawn_blocking(move || {
+            let shell = planning.shell.as_ref().expect("checked above");
+            shell.plan(&command, &planning.guard, deadline)
+        })
+        .await
+        .map_err(|e| ToolError(format!("planning the command failed: {e}")))?
+    };
     let plan = planned.map_err(|r| ToolError(shell.refusal_message(&r)))?;
     let outcome = shell
         .run(&plan, deadline, &ctx.cancel)

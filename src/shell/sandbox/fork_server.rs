@@ -19,8 +19,10 @@ use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
 use std::time::Duration;
+
+use tokio::io::Interest;
+use tokio::io::unix::AsyncFd;
 
 use rustix::net::{
     AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
@@ -39,7 +41,8 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 /// The server's end.
 #[derive(Debug)]
 pub struct ForkServer {
-    socket: Mutex<OwnedFd>,
+    /// Non-blocking once started; one exchange at a time.
+    socket: tokio::sync::Mutex<OwnedFd>,
     /// What this kernel provides, as the fork server found it.
     pub layers: Layers,
 }
@@ -114,22 +117,40 @@ impl ForkServer {
         let (hello, _) = receive(&ours, MAX_MESSAGE).map_err(cannot)?;
         let layers = serde_json::from_slice(&hello)
             .map_err(|e| format!("the sandbox's fork server answered badly: {e}"))?;
+        rustix::io::ioctl_fionbio(&ours, true).map_err(|e| cannot(e.into()))?;
         Ok(ForkServer {
-            socket: Mutex::new(ours),
+            socket: tokio::sync::Mutex::new(ours),
             layers,
         })
     }
 
     /// Starts a call's supervisor with `fds` as its descriptors 0 to 3 (the
-    /// plan, output, errors, report). Returns a pidfd of it. Blocks briefly.
-    pub fn launch(&self, fds: [BorrowedFd<'_>; 4]) -> Result<OwnedFd, String> {
+    /// plan, output, errors, report). Returns a pidfd of it. Waits for the
+    /// fork server's answer without holding the runtime's thread.
+    pub async fn launch(&self, fds: [BorrowedFd<'_>; 4]) -> Result<OwnedFd, String> {
         let gone = |e: std::io::Error| format!("the sandbox's fork server did not answer: {e}");
-        let socket = self
-            .socket
-            .lock()
-            .map_err(|_| "the sandbox's fork server failed earlier".to_string())?;
-        send(&socket, b"call", &fds).map_err(gone)?;
-        let (answer, mut pidfds) = receive(&socket, 4096).map_err(gone)?;
+        let socket = self.socket.lock().await;
+        // SAFETY: the socket stays open, and the same descriptor, for as
+        // long as `watched` (dropped before the lock) lives.
+        let watched = unsafe {
+            AsyncFd::register_with_interest(socket.as_fd(), Interest::READABLE | Interest::WRITABLE)
+        }
+        .map_err(|e| gone(e.into_parts().1))?;
+        loop {
+            let mut ready = watched.writable().await.map_err(gone)?;
+            match ready.try_io(|_| send(&socket, b"call", &fds)) {
+                Ok(sent) => break sent.map_err(gone)?,
+                Err(_would_block) => continue,
+            }
+        }
+        let (answer, mut pidfds) = loop {
+            let mut ready = watched.readable().await.map_err(gone)?;
+            match ready.try_io(|_| receive(&socket, 4096)) {
+                Ok(received) => break received.map_err(gone)?,
+                Err(_would_block) => continue,
+            }
+        };
+        drop(watched);
         match (answer.as_slice(), pidfds.pop()) {
             (b"ok", Some(pidfd)) => Ok(pidfd),
             _ => Err(format!(

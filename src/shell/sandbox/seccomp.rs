@@ -22,7 +22,8 @@
 //!   in read-only mode, and wherever no read-only mount namespace stands in.
 //!
 //! Architectures other than the one compiled for are killed by the filter's
-//! preamble; on x86-64 the x32 numbers of the refused calls are refused too.
+//! preamble; on x86-64 kernels that run x32 calls, the x32 numbers of the
+//! refused calls are refused too.
 
 use std::collections::BTreeMap;
 
@@ -220,25 +221,43 @@ fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<BpfProg
         .map_err(|e: seccompiler::BackendError| e.to_string())
 }
 
-/// Adds a rule for `call`, and on x86-64 for its x32 number too.
-fn refuse(rules: &mut BTreeMap<i64, Vec<SeccompRule>>, call: i64, conditions: Vec<SeccompRule>) {
-    #[cfg(target_arch = "x86_64")]
-    rules.insert(call | X32, conditions.clone());
-    rules.insert(call, conditions);
+/// The refused calls: by number, and on x86-64 with x32 calls enabled by
+/// their x32 number too.
+struct Refused {
+    rules: BTreeMap<i64, Vec<SeccompRule>>,
+    x32: bool,
+}
+
+impl Refused {
+    fn new(x32: bool) -> Refused {
+        Refused {
+            rules: BTreeMap::new(),
+            x32,
+        }
+    }
+
+    fn add(&mut self, call: i64, conditions: Vec<SeccompRule>) {
+        #[cfg(target_arch = "x86_64")]
+        if self.x32 {
+            self.rules.insert(call | X32, conditions.clone());
+        }
+        self.rules.insert(call, conditions);
+    }
 }
 
 /// Builds both filters. `metadata`: refuse metadata changes everywhere.
-/// `ipc_shared`: the call shares the host's IPC namespace.
-pub fn build(metadata: bool, ipc_shared: bool) -> Result<Filters, String> {
-    let mut denied = BTreeMap::new();
+/// `ipc_shared`: the call shares the host's IPC namespace. `x32`: the
+/// kernel runs x32 calls.
+pub fn build(metadata: bool, ipc_shared: bool, x32: bool) -> Result<Filters, String> {
+    let mut denied = Refused::new(x32);
     for call in denied_calls(metadata, ipc_shared) {
-        refuse(&mut denied, call, Vec::new());
+        denied.add(call, Vec::new());
     }
     let mut namespace_rules = Vec::new();
     for flag in NAMESPACE_FLAGS {
         namespace_rules.push(rule(vec![bits_set(0, *flag as u32 as u64)?])?);
     }
-    refuse(&mut denied, libc::SYS_clone, namespace_rules);
+    denied.add(libc::SYS_clone, namespace_rules);
     // A datagram pair could be aimed at a path; stream pairs cannot.
     let datagram = SeccompCondition::new(
         1,
@@ -247,11 +266,7 @@ pub fn build(metadata: bool, ipc_shared: bool) -> Result<Filters, String> {
         libc::SOCK_DGRAM as u64,
     )
     .map_err(|e| e.to_string())?;
-    refuse(
-        &mut denied,
-        libc::SYS_socketpair,
-        vec![rule(vec![datagram])?],
-    );
+    denied.add(libc::SYS_socketpair, vec![rule(vec![datagram])?]);
     let lease = SeccompCondition::new(
         1,
         SeccompCmpArgLen::Dword,
@@ -259,29 +274,29 @@ pub fn build(metadata: bool, ipc_shared: bool) -> Result<Filters, String> {
         libc::F_SETLEASE as u64,
     )
     .map_err(|e| e.to_string())?;
-    refuse(&mut denied, libc::SYS_fcntl, vec![rule(vec![lease])?]);
+    denied.add(libc::SYS_fcntl, vec![rule(vec![lease])?]);
     if !metadata {
         // Metadata calls are allowed (inside the writable set), but never
         // to set-ID bits.
-        refuse(&mut denied, libc::SYS_fchmod, setid_rules(1, None)?);
-        refuse(&mut denied, libc::SYS_fchmodat, setid_rules(2, None)?);
-        refuse(&mut denied, libc::SYS_fchmodat2, setid_rules(2, None)?);
+        denied.add(libc::SYS_fchmod, setid_rules(1, None)?);
+        denied.add(libc::SYS_fchmodat, setid_rules(2, None)?);
+        denied.add(libc::SYS_fchmodat2, setid_rules(2, None)?);
         #[cfg(target_arch = "x86_64")]
-        refuse(&mut denied, libc::SYS_chmod, setid_rules(1, None)?);
+        denied.add(libc::SYS_chmod, setid_rules(1, None)?);
     }
-    refuse(&mut denied, libc::SYS_openat, setid_rules(3, Some(2))?);
+    denied.add(libc::SYS_openat, setid_rules(3, Some(2))?);
     #[cfg(target_arch = "x86_64")]
     {
-        refuse(&mut denied, libc::SYS_open, setid_rules(2, Some(1))?);
-        refuse(&mut denied, libc::SYS_creat, setid_rules(1, None)?);
+        denied.add(libc::SYS_open, setid_rules(2, Some(1))?);
+        denied.add(libc::SYS_creat, setid_rules(1, None)?);
     }
-    let mut missing = BTreeMap::new();
+    let mut missing = Refused::new(x32);
     for call in missing_calls() {
-        refuse(&mut missing, call, Vec::new());
+        missing.add(call, Vec::new());
     }
     Ok(Filters {
-        denied: compile(denied, libc::EPERM)?,
-        missing: compile(missing, libc::ENOSYS)?,
+        denied: compile(denied.rules, libc::EPERM)?,
+        missing: compile(missing.rules, libc::ENOSYS)?,
     })
 }
 

@@ -135,7 +135,11 @@ impl Prepared {
                 .seccomp
                 .then(|| {
                     let namespaced = layers.pid_ns || layers.mount_ns;
-                    seccomp::build(confinement.read_only || !layers.mount_ns, !namespaced)
+                    seccomp::build(
+                        confinement.read_only || !layers.mount_ns,
+                        !namespaced,
+                        layers.x32,
+                    )
                 })
                 .transpose()?
                 .map(std::sync::Arc::new),

@@ -211,6 +211,7 @@ impl Cli {
 
 /// `rootbound tools`: the tool list as pretty JSON.
 /// `rootbound sandbox`: the property table for this kernel.
+#[cfg(target_os = "linux")]
 pub fn print_sandbox(config: &Config) -> i32 {
     use crate::shell::sandbox::probe;
     let layers = match probe::probe(std::path::Path::new("/proc/self/exe")) {
@@ -228,6 +229,18 @@ pub fn print_sandbox(config: &Config) -> i32 {
     if config.bash.mode == BashMode::Off {
         out.push_str("\nbash is off: no command runs.\n");
     }
+    let _ = std::io::stdout().write_all(out.as_bytes());
+    0
+}
+
+/// `rootbound sandbox`: what this platform enforces.
+#[cfg(not(target_os = "linux"))]
+pub fn print_sandbox(config: &Config) -> i32 {
+    let out = format!(
+        "bash mode: {}\n\n{}",
+        config.bash.mode.as_str(),
+        crate::shell::sandbox::platform_statement()
+    );
     let _ = std::io::stdout().write_all(out.as_bytes());
     0
 }

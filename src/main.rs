@@ -66,7 +66,7 @@ fn main() -> ExitCode {
     // Do not wait for blocking reads of stdin that will never finish.
     runtime.shutdown_background();
     if let Some(shell) = &registry.state().shell {
-        shell.remove_temp_mount_point();
+        shell.finish();
     }
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }

@@ -11,6 +11,7 @@
 //! `unrestricted` mode a real shell runs the line and only the sandbox
 //! confines it.
 
+mod execute;
 pub mod expand;
 pub mod fuzzing;
 pub mod git_repo;
@@ -22,20 +23,18 @@ pub mod sandbox;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{BashConfig, BashMode};
 use crate::fs::guard::{Guard, MAX_PATH_BYTES, Refusal as GuardRefusal};
+use execute::{Call, Executor};
 use expand::{Budget, Expander};
 use git_repo::Pin;
 use policy::{PathCheck, Policy};
 pub use refusal::Refusal;
-use run::{Outcome, Setup, Stage, Step};
-use sandbox::fork_server::ForkServer;
-use sandbox::{Confinement, Layers, PrivateTemp};
+use run::{Outcome, Stage, Step};
 
 /// Output read from a command line at most; past it the commands are killed.
 pub const MAX_READ_BYTES: usize = 1024 * 1024;
@@ -81,133 +80,36 @@ pub struct Shell {
     policy: Policy,
     env: Vec<(String, String)>,
     cwd: PathBuf,
-    roots: Vec<PathBuf>,
-    /// The binary that supervises calls: the server's own.
-    supervisor: PathBuf,
-    /// The fork server, started once on a thread of its own.
-    sandbox: Arc<SandboxStart>,
+    /// How this platform runs a checked plan, in its sandbox.
+    executor: Executor,
     /// Turns for running command lines ([`MAX_CONCURRENT_CALLS`]).
     turns: tokio::sync::Semaphore,
-}
-
-/// The fork server's start: once, and waited for by every call.
-#[derive(Debug)]
-struct SandboxStart {
-    started: std::sync::Once,
-    server: OnceLock<Result<Arc<ForkServer>, String>>,
-}
-
-impl Default for SandboxStart {
-    fn default() -> Self {
-        SandboxStart {
-            started: std::sync::Once::new(),
-            server: OnceLock::new(),
-        }
-    }
 }
 
 impl Shell {
     /// Builds the shell for `config`. The sandbox starts on first use, or in
     /// the background from [`Shell::start_sandbox`].
     pub fn new(config: &BashConfig, guard: &Guard) -> Shell {
+        let roots: Vec<PathBuf> = guard.roots().map(Path::to_path_buf).collect();
         Shell {
             config: config.clone(),
             policy: Policy::new(config),
             env: child_env(config),
             cwd: guard.primary().to_path_buf(),
-            roots: guard.roots().map(Path::to_path_buf).collect(),
-            supervisor: PathBuf::from("/proc/self/exe"),
-            sandbox: Arc::new(SandboxStart::default()),
+            executor: Executor::new(config, &roots),
             turns: tokio::sync::Semaphore::new(MAX_CONCURRENT_CALLS),
         }
     }
 
-    /// Starts the sandbox's fork server on a thread of its own, which it
-    /// keeps for the server's lifetime (the fork server's parent-death
-    /// signal is tied to that thread); logs one line saying what is
-    /// enforced. Start-up does not wait for it.
+    /// Starts the sandbox (on Linux, its fork server) in the background;
+    /// logs one line saying what is enforced.
     pub fn start_sandbox(&self) {
-        let start = self.sandbox.clone();
-        let exe = self.supervisor.clone();
-        let base = self.base_confinement();
-        start.clone().started.call_once(move || {
-            std::thread::spawn(move || {
-                let server = start_and_log(&exe, &base);
-                let _ = start.server.set(server);
-                let stale = sandbox::remove_stale_temp_dirs();
-                if stale > 0 {
-                    tracing::debug!(
-                        "removed {stale} private temporary directories of servers that are gone"
-                    );
-                }
-                loop {
-                    std::thread::park();
-                }
-            });
-        });
+        self.executor.start();
     }
 
-    /// The fork server, waiting for its start. Blocks.
-    fn fork_server(&self) -> Result<Arc<ForkServer>, String> {
-        self.start_sandbox();
-        self.sandbox.server.wait().clone()
-    }
-
-    /// The fork server; the first call waits for its start on the blocking
-    /// pool, not on the runtime's thread.
-    async fn fork_server_async(&self) -> Result<Arc<ForkServer>, String> {
-        if let Some(started) = self.sandbox.server.get() {
-            return started.clone();
-        }
-        self.start_sandbox();
-        let start = self.sandbox.clone();
-        tokio::task::spawn_blocking(move || start.server.wait().clone())
-            .await
-            .map_err(|e| format!("the sandbox did not start: {e}"))?
-    }
-
-    /// The sandbox layers this kernel provides. Blocks until the sandbox
-    /// has started.
-    pub fn layers(&self) -> Layers {
-        self.fork_server().map(|f| f.layers).unwrap_or_default()
-    }
-
-    /// The directory each call's fresh temporary file system is mounted on
-    /// (writable modes only).
-    fn temp_mount_point(&self) -> Option<PathBuf> {
-        (self.config.mode != BashMode::ReadOnly)
-            .then(|| std::env::temp_dir().join(format!("rootbound-{}-tmp", std::process::id())))
-    }
-
-    /// Removes the (empty) directory calls' temporary file systems are
-    /// mounted on, when the server is done.
-    pub fn remove_temp_mount_point(&self) {
-        if let Some(dir) = self.temp_mount_point() {
-            sandbox::remove_dir_if_empty(&dir);
-        }
-    }
-
-    /// What every call may touch, as the fork server prebuilds it.
-    fn base_confinement(&self) -> Confinement {
-        let read_only = self.config.mode == BashMode::ReadOnly;
-        let mut readable = self.roots.clone();
-        readable.extend(self.config.extra_read.iter().cloned());
-        let temp = self.temp_mount_point();
-        let mut writable = Vec::new();
-        if !read_only {
-            writable.extend(self.roots.iter().cloned());
-            writable.extend(temp.clone());
-        }
-        Confinement {
-            readable,
-            writable,
-            temp,
-            read_only,
-            layers: Layers::default(),
-            max_tasks: sandbox::MAX_TASKS,
-            cpu_seconds: self.config.timeout.as_secs() + sandbox::CPU_GRACE_SECONDS,
-            address_space: sandbox::MAX_ADDRESS_SPACE,
-        }
+    /// Cleans up what the sandbox keeps while the server runs.
+    pub fn finish(&self) {
+        self.executor.finish();
     }
 
     /// When a call that starts now must be done.
@@ -241,46 +143,16 @@ impl Shell {
                 });
             }
         };
-        let fork_server = self.fork_server_async().await?;
-        let mut confinement = self.base_confinement();
-        confinement.layers = fork_server.layers;
-        self.check_git_configs(plan, &fork_server, &confinement, deadline, cancel)
-            .await?;
-        // Without a mount namespace for a fresh file system in memory, each
-        // call gets a directory of its own, removed when the call ends.
-        let private = if confinement.temp.is_some() && !confinement.layers.mount_ns {
-            let temp = PrivateTemp::create()
-                .map_err(|e| format!("cannot create the private temporary directory: {e}"))?;
-            let mount_point = confinement.temp.replace(temp.path().to_path_buf());
-            confinement
-                .writable
-                .retain(|w| Some(w) != mount_point.as_ref());
-            confinement.writable.push(temp.path().to_path_buf());
-            Some(temp)
-        } else {
-            None
-        };
-        let mut env = self.env.clone();
-        if let Some(temp) = &confinement.temp {
-            env.push(("TMPDIR".to_string(), temp.display().to_string()));
-        }
-        let setup = Setup {
-            fork_server,
+        self.check_git_configs(plan, deadline, cancel).await?;
+        let call = Call {
+            steps: &plan.steps,
             cwd: &self.cwd,
-            env: &env,
-            confinement,
+            env: &self.env,
+            read_only: self.config.mode == BashMode::ReadOnly,
             deadline,
             limit: self.config.timeout,
-            max_bytes: MAX_READ_BYTES,
         };
-        let outcome = run::run(&plan.steps, &setup, cancel).await;
-        // Removing what the call left in its own directory can take a
-        // while: on the blocking pool, not the runtime's thread, but before
-        // the call answers.
-        if let Some(temp) = private {
-            let _ = tokio::task::spawn_blocking(move || drop(temp)).await;
-        }
-        outcome
+        self.executor.execute(&call, cancel).await
     }
 
     /// The text a refused command answers with: what and why, then what is allowed.
@@ -381,8 +253,6 @@ impl Shell {
     async fn check_git_configs(
         &self,
         plan: &Plan,
-        fork_server: &Arc<ForkServer>,
-        confinement: &Confinement,
         deadline: Instant,
         cancel: &CancellationToken,
     ) -> Result<(), String> {
@@ -410,21 +280,15 @@ impl Shell {
                 stages: vec![query],
                 then: None,
             }];
-            let setup = Setup {
-                fork_server: fork_server.clone(),
+            let call = Call {
+                steps: &steps,
                 cwd: &self.cwd,
                 env: &self.env,
-                confinement: Confinement {
-                    writable: Vec::new(),
-                    read_only: true,
-                    temp: None,
-                    ..confinement.clone()
-                },
+                read_only: true,
                 deadline: deadline.min(Instant::now() + GIT_CONFIG_TIMEOUT),
                 limit: GIT_CONFIG_TIMEOUT,
-                max_bytes: MAX_READ_BYTES,
             };
-            let outcome = run::run(&steps, &setup, cancel).await?;
+            let outcome = self.executor.execute(&call, cancel).await?;
             let refused = |why: String| Err(self.refusal_message(&Refusal::new("git", why)));
             match outcome.ending {
                 run::Ending::Exited(0 | 1) => {}
@@ -474,34 +338,6 @@ fn child_env(config: &BashConfig) -> Vec<(String, String)> {
         }
     }
     env
-}
-
-/// Starts the fork server (it probes the kernel's layers) and logs what is
-/// enforced.
-fn start_and_log(exe: &Path, base: &Confinement) -> Result<Arc<ForkServer>, String> {
-    if let Some(dir) = &base.temp {
-        sandbox::create_private_dir(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    }
-    match ForkServer::start(exe, base) {
-        Ok(server) => {
-            let layers = server.layers;
-            let summary = sandbox::probe::summary(&layers);
-            if sandbox::probe::properties(&layers)
-                .iter()
-                .any(|p| !p.enforced)
-            {
-                tracing::warn!("bash sandbox: {summary}");
-            } else {
-                tracing::info!("bash sandbox: {summary}");
-            }
-            Ok(Arc::new(server))
-        }
-        Err(why) => {
-            tracing::warn!("bash sandbox: {why}; bash commands cannot run");
-            Err(why)
-        }
-    }
 }
 
 /// Path checks through the guard, relative to the working directory.

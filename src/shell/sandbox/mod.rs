@@ -24,18 +24,29 @@
 //! Each layer is detected once ([`probe`]); a missing layer is logged and
 //! shown by `rootbound sandbox`, never pretended.
 
+#[cfg(target_os = "linux")]
 pub mod fork_server;
+#[cfg(target_os = "linux")]
 pub mod landlock;
+#[cfg(target_os = "linux")]
 pub mod limits;
+pub mod macos;
+#[cfg(target_os = "linux")]
 pub mod namespaces;
+#[cfg(target_os = "linux")]
 pub mod probe;
+#[cfg(target_os = "linux")]
 pub mod seccomp;
+#[cfg(target_os = "linux")]
 pub mod supervisor;
 
+#[cfg(target_os = "linux")]
 use std::path::PathBuf;
 
+#[cfg(target_os = "linux")]
 use serde::{Deserialize, Serialize};
 
+#[cfg(target_os = "linux")]
 pub use probe::Layers;
 
 /// The argument that makes the binary a supervisor instead of a server.
@@ -103,6 +114,7 @@ pub const DEVICES: &[&str] = &[
 ];
 
 /// What one call's commands may touch, and which layers enforce it.
+#[cfg(target_os = "linux")]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Confinement {
     /// Readable (and executable): the roots and `--bash-read` directories.
@@ -125,14 +137,17 @@ pub struct Confinement {
 
 /// A call's private temporary directory (`TMPDIR`), removed when dropped,
 /// which is when the call ends, however it ends.
+#[cfg(unix)]
 #[derive(Debug)]
 pub struct PrivateTemp {
     path: PathBuf,
 }
 
 /// Names of private temporary directories: `rootbound-<server pid>-<n>`.
+#[cfg(unix)]
 const TEMP_PREFIX: &str = "rootbound-";
 
+#[cfg(unix)]
 impl PrivateTemp {
     /// Creates a new directory, readable and writable by its owner only.
     pub fn create() -> std::io::Result<PrivateTemp> {
@@ -156,6 +171,7 @@ impl PrivateTemp {
     }
 }
 
+#[cfg(unix)]
 impl Drop for PrivateTemp {
     fn drop(&mut self) {
         if let Err(e) = remove_tree(&self.path) {
@@ -169,6 +185,7 @@ impl Drop for PrivateTemp {
 /// (`chmod 000`, which stops even its owner), after giving every directory
 /// in it back its owner's rights. Symlinks are never followed (the call has
 /// ended, so nothing swaps them meanwhile).
+#[cfg(unix)]
 fn remove_tree(path: &std::path::Path) -> std::io::Result<()> {
     if std::fs::remove_dir_all(path).is_ok() {
         return Ok(());
@@ -177,6 +194,7 @@ fn remove_tree(path: &std::path::Path) -> std::io::Result<()> {
     std::fs::remove_dir_all(path)
 }
 
+#[cfg(unix)]
 fn restore_owner_rights(dir: &std::path::Path) {
     use std::os::unix::fs::PermissionsExt;
     let is_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
@@ -193,6 +211,7 @@ fn restore_owner_rights(dir: &std::path::Path) {
 
 /// Removes private temporary directories left by servers that are gone
 /// (killed before their calls ended). Returns how many were removed.
+#[cfg(unix)]
 pub fn remove_stale_temp_dirs() -> usize {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
         return 0;
@@ -234,10 +253,32 @@ pub fn remove_dir_if_empty(dir: &std::path::Path) {
 }
 
 /// Creates `dir` for its owner only, if it is not there yet.
+#[cfg(unix)]
 pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     match std::fs::DirBuilder::new().mode(0o700).create(dir) {
         Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
         _ => Ok(()),
+    }
+}
+
+/// What `rootbound sandbox` says where the Linux layers are not available.
+#[cfg(not(target_os = "linux"))]
+pub fn platform_statement() -> &'static str {
+    if cfg!(target_os = "macos") {
+        "macOS: every command runs under sandbox-exec with a profile made from the roots and \
+         the mode: deny by default; read and run the roots, --bash-read directories and the \
+         system's own directories; write the roots and a private temporary directory only in \
+         the writable modes, never a set-ID file; no network of any kind. Not enforced here: \
+         a process that leaves its process group (setsid) can outlive the call, still inside \
+         the sandbox; no process, memory or CPU bound beyond the time limit.\n"
+    } else if cfg!(windows) {
+        "Windows: bash is off unless --bash-mode unrestricted is given, and then NO sandbox \
+         stands behind it: the command runs with the server's own rights. The time limit \
+         and the output cap still apply.\n"
+    } else {
+        "This platform has no sandbox layer rootbound can use: commands run with the \
+         server's own rights, after the policy's checks; the time limit and the output cap \
+         still apply.\n"
     }
 }

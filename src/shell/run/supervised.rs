@@ -1,4 +1,4 @@
-//! Runs a checked command line: the server's half of the sandbox.
+//! Linux: the server's half of a sandboxed call.
 //!
 //! The plan goes to a per-call supervisor, forked by the sandbox's fork
 //! server (see [`sandbox::fork_server`](super::sandbox::fork_server)), which
@@ -15,42 +15,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rustix::process::Signal;
-use serde::{Deserialize, Serialize};
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::pipe;
 use tokio_util::sync::CancellationToken;
 
-use super::parse::{Connector, Redirect};
-use super::sandbox::Confinement;
-use super::sandbox::fork_server::ForkServer;
-use super::sandbox::supervisor::{Report, Request};
-
-/// One command of a pipeline.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Stage {
-    pub argv: Vec<String>,
-    pub redirects: Vec<Redirect>,
-    /// Variables added to the common environment (git's repository pins).
-    pub env: Vec<(String, String)>,
-}
-
-impl Stage {
-    pub fn new(argv: Vec<String>) -> Stage {
-        Stage {
-            argv,
-            redirects: Vec::new(),
-            env: Vec::new(),
-        }
-    }
-}
-
-/// One pipeline and how the next one depends on it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Step {
-    pub stages: Vec<Stage>,
-    pub then: Option<Connector>,
-}
+use super::{Ending, Outcome, Step, collect};
+use crate::shell::sandbox::Confinement;
+use crate::shell::sandbox::fork_server::ForkServer;
+use crate::shell::sandbox::supervisor::{Report, Request};
 
 /// Where and how commands run.
 pub struct Setup<'a> {
@@ -65,23 +38,6 @@ pub struct Setup<'a> {
     pub limit: Duration,
     /// Output read at most (stdout and stderr together).
     pub max_bytes: usize,
-}
-
-/// How the command line ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ending {
-    Exited(i32),
-    Signaled(i32),
-    TimedOut(Duration),
-    Cancelled,
-    OutputLimit,
-}
-
-#[derive(Debug)]
-pub struct Outcome {
-    pub stdout: Vec<u8>,
-    pub stderr: Vec<u8>,
-    pub ending: Ending,
 }
 
 /// Why the server stopped the call.
@@ -229,69 +185,4 @@ async fn read_report(fd: OwnedFd) -> Option<Report> {
 
 fn new_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok(rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?)
-}
-
-/// Reads both streams until they close. True if the output budget ran out.
-async fn collect(stdout: OwnedFd, stderr: OwnedFd, max_bytes: usize, out: &mut Outcome) -> bool {
-    let (Ok(mut o), Ok(mut e)) = (
-        pipe::Receiver::from_owned_fd(stdout),
-        pipe::Receiver::from_owned_fd(stderr),
-    ) else {
-        return false;
-    };
-    let mut obuf = vec![0u8; 64 * 1024];
-    let mut ebuf = vec![0u8; 16 * 1024];
-    let (mut o_open, mut e_open) = (true, true);
-    while o_open || e_open {
-        tokio::select! {
-            r = o.read(&mut obuf), if o_open => match r {
-                Ok(0) | Err(_) => o_open = false,
-                Ok(n) => out.stdout.extend_from_slice(&obuf[..n]),
-            },
-            r = e.read(&mut ebuf), if e_open => match r {
-                Ok(0) | Err(_) => e_open = false,
-                Ok(n) => out.stderr.extend_from_slice(&ebuf[..n]),
-            },
-        }
-        if out.stdout.len() + out.stderr.len() > max_bytes {
-            return true;
-        }
-    }
-    false
-}
-
-/// The name of a signal, for result lines.
-pub fn signal_name(sig: i32) -> String {
-    let name = match sig {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGILL => "SIGILL",
-        libc::SIGTRAP => "SIGTRAP",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGALRM => "SIGALRM",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGXCPU => "SIGXCPU",
-        libc::SIGXFSZ => "SIGXFSZ",
-        libc::SIGSYS => "SIGSYS",
-        _ => return format!("signal {sig}"),
-    };
-    name.to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn signal_names() {
-        assert_eq!(signal_name(libc::SIGKILL), "SIGKILL");
-        assert_eq!(signal_name(libc::SIGSEGV), "SIGSEGV");
-        assert_eq!(signal_name(77), "signal 77");
-    }
 }

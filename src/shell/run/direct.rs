@@ -1,0 +1,415 @@
+//! macOS and other Unix: the server runs a checked command line itself.
+//! Each stage's argv is spawned directly (never through a shell), with
+//! pipes between stages and `&&` / `||` / `;` evaluated here; on macOS
+//! each stage runs under `sandbox-exec` with the call's profile (see
+//! [`crate::shell::sandbox::macos`]).
+//!
+//! Every pipeline gets its own process group, stdin from /dev/null and the
+//! given environment. The whole command line has one deadline and one
+//! output budget: past either, or on cancellation, the process group is
+//! killed and reaped, and the outcome says why. Without a PID namespace a
+//! process that leaves the group (`setsid`) can outlive the call; macOS's
+//! sandbox still confines it.
+//!
+//! Compiled on every Unix, so that its tests run on Linux too (where only
+//! they use it).
+#![cfg_attr(target_os = "linux", allow(dead_code))]
+
+use std::os::fd::OwnedFd;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use super::{Ending, Outcome, Stage, Step, collect};
+use crate::shell::parse::{Connector, Redirect};
+
+/// Where and how commands run.
+pub struct Setup<'a> {
+    pub cwd: &'a Path,
+    pub env: &'a [(String, String)],
+    /// Words put before each stage's argv (`sandbox-exec -p PROFILE`).
+    pub wrapper: &'a [String],
+    /// When the commands are killed.
+    pub deadline: Instant,
+    /// The time limit as the answer states it.
+    pub limit: Duration,
+    /// Output read at most (stdout and stderr together).
+    pub max_bytes: usize,
+}
+
+/// Why a pipeline stopped before its commands ended on their own.
+enum Stop {
+    Deadline,
+    Cancelled,
+    OutputLimit,
+}
+
+/// Runs the steps in order, honouring their connectors.
+pub async fn run(steps: &[Step], setup: &Setup<'_>, cancel: &CancellationToken) -> Outcome {
+    let deadline = setup.deadline;
+    let mut out = Outcome {
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+        ending: Ending::Exited(0),
+    };
+    let mut status = 0i32;
+    let mut previous: Option<Connector> = None;
+    for step in steps {
+        let runs = match previous {
+            Some(Connector::And) => status == 0,
+            Some(Connector::Or) => status != 0,
+            Some(Connector::Seq) | None => true,
+        };
+        previous = step.then;
+        if !runs {
+            continue;
+        }
+        match run_pipeline(&step.stages, setup, deadline, cancel, &mut out).await {
+            Ok(ExitOf::Code(code)) => {
+                status = code;
+                out.ending = Ending::Exited(code);
+            }
+            Ok(ExitOf::Signal(sig)) => {
+                status = 128 + sig;
+                out.ending = Ending::Signaled(sig);
+            }
+            Err(Stop::Deadline) => {
+                out.ending = Ending::TimedOut(setup.limit);
+                return out;
+            }
+            Err(Stop::Cancelled) => {
+                out.ending = Ending::Cancelled;
+                return out;
+            }
+            Err(Stop::OutputLimit) => {
+                out.ending = Ending::OutputLimit;
+                return out;
+            }
+        }
+    }
+    out
+}
+
+enum ExitOf {
+    Code(i32),
+    Signal(i32),
+}
+
+fn exit_of(status: ExitStatus) -> ExitOf {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => ExitOf::Code(code),
+        (None, Some(sig)) => ExitOf::Signal(sig),
+        (None, None) => ExitOf::Code(1),
+    }
+}
+
+fn new_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let (read, write) = std::io::pipe()?;
+    Ok((read.into(), write.into()))
+}
+
+/// Where a stage's output goes.
+enum Target {
+    Fd(OwnedFd),
+    Null,
+}
+
+impl Target {
+    fn stdio(&self) -> std::io::Result<Stdio> {
+        Ok(match self {
+            Target::Fd(fd) => Stdio::from(fd.try_clone()?),
+            Target::Null => Stdio::null(),
+        })
+    }
+
+    fn try_clone(&self) -> std::io::Result<Target> {
+        Ok(match self {
+            Target::Fd(fd) => Target::Fd(fd.try_clone()?),
+            Target::Null => Target::Null,
+        })
+    }
+}
+
+async fn run_pipeline(
+    stages: &[Stage],
+    setup: &Setup<'_>,
+    deadline: Instant,
+    cancel: &CancellationToken,
+    out: &mut Outcome,
+) -> Result<ExitOf, Stop> {
+    let io_failure = |out: &mut Outcome, e: std::io::Error| {
+        out.stderr
+            .extend_from_slice(format!("rootbound: cannot set up the pipeline: {e}\n").as_bytes());
+        Ok(ExitOf::Code(126))
+    };
+    let (stdout_read, stdout_write) = match new_pipe() {
+        Ok(p) => p,
+        Err(e) => return io_failure(out, e),
+    };
+    let (stderr_read, stderr_write) = match new_pipe() {
+        Ok(p) => p,
+        Err(e) => return io_failure(out, e),
+    };
+    let mut children = Vec::new();
+    let mut group: Option<i32> = None;
+    let mut stdin_from: Option<OwnedFd> = None;
+    let mut last_failed_to_start = None;
+    for (k, stage) in stages.iter().enumerate() {
+        let last = k + 1 == stages.len();
+        let (next_read, stdout_to) = if last {
+            match stdout_write.try_clone() {
+                Ok(fd) => (None, fd),
+                Err(e) => return io_failure(out, e),
+            }
+        } else {
+            match new_pipe() {
+                Ok((r, w)) => (Some(r), w),
+                Err(e) => return io_failure(out, e),
+            }
+        };
+        let spawned = spawn_stage(
+            stage,
+            setup,
+            group,
+            stdin_from.take(),
+            stdout_to,
+            &stderr_write,
+        );
+        stdin_from = next_read;
+        match spawned {
+            Ok(child) => {
+                if group.is_none() {
+                    group = child.id().and_then(|id| i32::try_from(id).ok());
+                }
+                children.push(child);
+                if last {
+                    last_failed_to_start = None;
+                }
+            }
+            Err(e) => {
+                let name = stage.argv.first().map_or("", String::as_str);
+                let message = if e.kind() == std::io::ErrorKind::NotFound {
+                    format!("rootbound: {name}: command not found\n")
+                } else {
+                    format!("rootbound: {name}: {e}\n")
+                };
+                out.stderr.extend_from_slice(message.as_bytes());
+                if last {
+                    last_failed_to_start = Some(if e.kind() == std::io::ErrorKind::NotFound {
+                        127
+                    } else {
+                        126
+                    });
+                }
+            }
+        }
+    }
+    // Only the children hold the write ends now: EOF comes when they exit.
+    drop(stdout_write);
+    drop(stderr_write);
+    drop(stdin_from);
+
+    let collected = tokio::select! {
+        reached = collect(stdout_read, stderr_read, setup.max_bytes, out) => {
+            if reached { Err(Stop::OutputLimit) } else { Ok(()) }
+        }
+        () = tokio::time::sleep_until(deadline.into()) => Err(Stop::Deadline),
+        () = cancel.cancelled() => Err(Stop::Cancelled),
+    };
+    if let Err(stop) = collected {
+        kill_group(group);
+        for child in &mut children {
+            let _ = child.start_kill();
+        }
+        reap(&mut children).await;
+        return Err(stop);
+    }
+    // Output is closed; wait for the processes, still within the deadline.
+    let last_status = tokio::select! {
+        statuses = wait_all(&mut children) => statuses,
+        () = tokio::time::sleep_until(deadline.into()) => {
+            kill_group(group);
+            reap(&mut children).await;
+            return Err(Stop::Deadline);
+        }
+        () = cancel.cancelled() => {
+            kill_group(group);
+            reap(&mut children).await;
+            return Err(Stop::Cancelled);
+        }
+    };
+    if let Some(code) = last_failed_to_start {
+        return Ok(ExitOf::Code(code));
+    }
+    Ok(last_status.map_or(ExitOf::Code(1), exit_of))
+}
+
+fn spawn_stage(
+    stage: &Stage,
+    setup: &Setup<'_>,
+    group: Option<i32>,
+    stdin: Option<OwnedFd>,
+    stdout_to: OwnedFd,
+    stderr_to: &OwnedFd,
+) -> std::io::Result<tokio::process::Child> {
+    let Some((program, args)) = stage.argv.split_first() else {
+        return Err(std::io::Error::other("empty command"));
+    };
+    // Apply the redirections in order, as a shell does.
+    let mut stdout = Target::Fd(stdout_to);
+    let mut stderr = Target::Fd(stderr_to.try_clone()?);
+    for redirect in &stage.redirects {
+        match redirect {
+            Redirect::StdoutToNull => stdout = Target::Null,
+            Redirect::StderrToNull => stderr = Target::Null,
+            Redirect::StderrToStdout => stderr = stdout.try_clone()?,
+            Redirect::StdoutToStderr => stdout = stderr.try_clone()?,
+        }
+    }
+    let (program, args): (&String, Vec<&String>) = match setup.wrapper.split_first() {
+        Some((first, rest)) => (first, rest.iter().chain([program]).chain(args).collect()),
+        None => (program, args.iter().collect()),
+    };
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args)
+        .env_clear()
+        .envs(setup.env.iter().chain(&stage.env).map(|(k, v)| (k, v)))
+        .current_dir(setup.cwd)
+        .stdin(match stdin {
+            Some(fd) => Stdio::from(fd),
+            None => Stdio::null(),
+        })
+        .stdout(stdout.stdio()?)
+        .stderr(stderr.stdio()?)
+        .process_group(group.unwrap_or(0))
+        .kill_on_drop(true);
+    // SAFETY: the closure only makes an async-signal-safe system call: the
+    // server ignores SIGXFSZ, commands get the default back.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    cmd.spawn()
+}
+
+/// Waits for every child; the status of the last one (the pipeline's).
+async fn wait_all(children: &mut [tokio::process::Child]) -> Option<ExitStatus> {
+    let mut last = None;
+    for child in children.iter_mut() {
+        last = child.wait().await.ok();
+    }
+    last
+}
+
+fn kill_group(group: Option<i32>) {
+    if let Some(pgid) = group.filter(|g| *g > 0) {
+        // SAFETY: kill(2) on our own process group.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Waits (briefly) for killed children so none is left a zombie.
+async fn reap(children: &mut [tokio::process::Child]) {
+    for child in children.iter_mut() {
+        let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stage(argv: &[&str]) -> Stage {
+        Stage::new(argv.iter().map(|s| s.to_string()).collect())
+    }
+
+    fn setup<'a>(cwd: &'a Path, env: &'a [(String, String)], timeout: Duration) -> Setup<'a> {
+        Setup {
+            cwd,
+            env,
+            wrapper: &[],
+            deadline: Instant::now() + timeout,
+            limit: timeout,
+            max_bytes: 1024 * 1024,
+        }
+    }
+
+    #[tokio::test]
+    async fn pipes_connectors_and_redirections() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
+        let mut err_to_out = stage(&["ls", "missing-file"]);
+        err_to_out.redirects = vec![Redirect::StderrToStdout];
+        let steps = [
+            Step {
+                stages: vec![stage(&["printf", "b\\na\\n"]), stage(&["sort"])],
+                then: Some(Connector::And),
+            },
+            Step {
+                stages: vec![stage(&["false"])],
+                then: Some(Connector::And),
+            },
+            Step {
+                stages: vec![stage(&["echo", "skipped"])],
+                then: Some(Connector::Or),
+            },
+            Step {
+                stages: vec![err_to_out, stage(&["wc", "-l"])],
+                then: Some(Connector::Seq),
+            },
+            Step {
+                stages: vec![stage(&["no-such-program-xyz"])],
+                then: None,
+            },
+        ];
+        let setup = setup(dir.path(), &env, Duration::from_secs(10));
+        let out = run(&steps, &setup, &CancellationToken::new()).await;
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).replace(' ', ""),
+            "a\nb\n1\n"
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("no-such-program-xyz: command not found")
+        );
+        assert_eq!(out.ending, Ending::Exited(127));
+    }
+
+    #[tokio::test]
+    async fn a_wrapper_runs_before_each_stage() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
+        let wrapper = vec!["env".to_string(), "WRAPPED=yes".to_string()];
+        let setup = Setup {
+            wrapper: &wrapper,
+            ..setup(dir.path(), &env, Duration::from_secs(10))
+        };
+        let steps = [Step {
+            stages: vec![stage(&["printenv", "WRAPPED"])],
+            then: None,
+        }];
+        let out = run(&steps, &setup, &CancellationToken::new()).await;
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "yes\n");
+    }
+
+    #[tokio::test]
+    async fn a_deadline_kills_the_process_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
+        let started = Instant::now();
+        let steps = [Step {
+            stages: vec![stage(&["sh", "-c", "sleep 4711 & sleep 4712"])],
+            then: None,
+        }];
+        let setup = setup(dir.path(), &env, Duration::from_millis(300));
+        let out = run(&steps, &setup, &CancellationToken::new()).await;
+        assert_eq!(out.ending, Ending::TimedOut(Duration::from_millis(300)));
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+}

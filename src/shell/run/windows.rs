@@ -1,0 +1,101 @@
+//! Windows: `bash` only in `--bash-mode unrestricted`, where the plan is a
+//! single `bash -c LINE`. It runs as one process with the server's own
+//! rights: no sandbox stands behind it (said at start-up, in `--help` and
+//! in the README). The time limit, cancellation and the output cap still
+//! apply: past them the process is killed.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use tokio::io::AsyncReadExt;
+use tokio_util::sync::CancellationToken;
+
+use super::{Ending, Outcome, Step};
+
+/// Where and how the line runs.
+pub struct Setup<'a> {
+    pub cwd: &'a Path,
+    pub env: &'a [(String, String)],
+    pub deadline: Instant,
+    pub limit: Duration,
+    pub max_bytes: usize,
+}
+
+/// Runs the plan's one stage. Err if the plan is not one stage (only
+/// unrestricted mode runs on Windows) or the program cannot start.
+pub async fn run(
+    steps: &[Step],
+    setup: &Setup<'_>,
+    cancel: &CancellationToken,
+) -> Result<Outcome, String> {
+    let [step] = steps else {
+        return Err("on Windows bash runs only in unrestricted mode".into());
+    };
+    let [stage] = step.stages.as_slice() else {
+        return Err("on Windows bash runs only in unrestricted mode".into());
+    };
+    let Some((program, args)) = stage.argv.split_first() else {
+        return Err("empty command".into());
+    };
+    let mut child = tokio::process::Command::new(program)
+        .args(args)
+        .envs(setup.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(setup.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("rootbound: {program}: {e}"))?;
+    let mut out = Outcome {
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+        ending: Ending::Exited(0),
+    };
+    let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err("cannot read the command's output".into());
+    };
+    let mut obuf = vec![0u8; 64 * 1024];
+    let mut ebuf = vec![0u8; 16 * 1024];
+    let (mut o_open, mut e_open) = (true, true);
+    let stop = loop {
+        if !o_open && !e_open {
+            break None;
+        }
+        tokio::select! {
+            r = stdout.read(&mut obuf), if o_open => match r {
+                Ok(0) | Err(_) => o_open = false,
+                Ok(n) => out.stdout.extend_from_slice(&obuf[..n]),
+            },
+            r = stderr.read(&mut ebuf), if e_open => match r {
+                Ok(0) | Err(_) => e_open = false,
+                Ok(n) => out.stderr.extend_from_slice(&ebuf[..n]),
+            },
+            () = tokio::time::sleep_until(setup.deadline.into()) => {
+                break Some(Ending::TimedOut(setup.limit));
+            }
+            () = cancel.cancelled() => break Some(Ending::Cancelled),
+        }
+        if out.stdout.len() + out.stderr.len() > setup.max_bytes {
+            break Some(Ending::OutputLimit);
+        }
+    };
+    if let Some(ending) = stop {
+        let _ = child.start_kill();
+        let _ = child.wait().await;
+        out.ending = ending;
+        return Ok(out);
+    }
+    let status = tokio::select! {
+        status = child.wait() => status.map_err(|e| e.to_string())?,
+        () = tokio::time::sleep_until(setup.deadline.into()) => {
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+            out.ending = Ending::TimedOut(setup.limit);
+            return Ok(out);
+        }
+    };
+    out.ending = Ending::Exited(status.code().unwrap_or(1));
+    Ok(out)
+}

@@ -19,7 +19,7 @@ pub use fs::guard::Guard;
 pub use mcp::server::RootboundServer;
 pub use mcp::transport::StdioTransport;
 pub use shell::sandbox::SUPERVISOR_ARG;
-pub use shell::sandbox::supervisor::main as run_supervisor;
+pub use shell::sandbox::run_supervisor;
 pub use tools::{Registry, State};
 
 /// For the `cargo fuzz` target in `fuzz/`: plans a bash line and panics

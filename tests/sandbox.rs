@@ -8,6 +8,8 @@
 //!
 //! A property whose kernel mechanism is missing is skipped with the reason
 //! printed; `rootbound sandbox` shows the same table.
+// The Linux layers; macOS has its own profile tests (src/shell/sandbox/macos.rs).
+#![cfg(target_os = "linux")]
 
 mod common;
 

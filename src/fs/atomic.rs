@@ -62,7 +62,7 @@ pub fn write_with(
     let result = (|| {
         fill(&mut file)?;
         if let Some(previous) = previous {
-            rustix::fs::fchmod(&file, Mode::from_raw_mode(previous.mode() & 0o7777))?;
+            rustix::fs::fchmod(&file, Mode::from_raw_mode((previous.mode() & 0o7777) as _))?;
             // Keep the owner when we may (running as root); not an error otherwise.
             let _ = rustix::fs::fchown(
                 &file,

@@ -190,6 +190,15 @@ impl Guard {
         })
     }
 
+    /// The same guard as a kernel without `openat2` would see it: every
+    /// open takes the portable component-by-component walk, the one macOS
+    /// and the BSDs use. Lets Linux tests cover that path too.
+    #[cfg(test)]
+    pub(crate) fn without_openat2(self) -> Guard {
+        self.openat2_works.store(false, Ordering::Relaxed);
+        self
+    }
+
     /// The canonical roots, primary first.
     pub fn roots(&self) -> impl ExactSizeIterator<Item = &Path> {
         self.roots.iter().map(|r| r.path.as_path())
@@ -289,9 +298,10 @@ impl Guard {
     /// `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` proves all three at once; any
     /// other case (a symlink, a missing component, no openat2) returns None
     /// and takes the component-by-component walk.
+    #[cfg(target_os = "linux")]
     fn resolve_without_symlinks(&self, absolute: &Path, display: &Path) -> Option<Resolved> {
         use rustix::fs::{Mode, OFlags, ResolveFlags};
-        if !cfg!(target_os = "linux") || !self.openat2_works.load(Ordering::Relaxed) {
+        if !self.openat2_works.load(Ordering::Relaxed) {
             return None;
         }
         let bytes = absolute.as_os_str().as_encoded_bytes();
@@ -327,6 +337,13 @@ impl Guard {
             root: root_index,
             existence: Existence::Exists(meta),
         })
+    }
+
+    /// Without `openat2` there is no one-call proof; every path takes the
+    /// component-by-component walk.
+    #[cfg(not(target_os = "linux"))]
+    fn resolve_without_symlinks(&self, _absolute: &Path, _display: &Path) -> Option<Resolved> {
+        None
     }
 
     /// Validates the raw string and makes it absolute against the primary root.
@@ -676,7 +693,7 @@ impl Listing {
     /// the listing (a symlink is not followed).
     pub fn kind_of(&self, name: &OsStr) -> Option<EntryKind> {
         let meta = self.stat(name)?;
-        let kind = rustix::fs::FileType::from_raw_mode(meta.mode);
+        let kind = rustix::fs::FileType::from_raw_mode(meta.mode as _);
         Some(match kind {
             rustix::fs::FileType::Directory => EntryKind::Directory,
             rustix::fs::FileType::RegularFile => EntryKind::File,
@@ -833,7 +850,7 @@ fn open_nofollow_stepwise(
     flags: rustix::fs::OFlags,
 ) -> io::Result<File> {
     use rustix::fs::{Mode, OFlags};
-    let dir_flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let dir_flags = dir_handle_flags() | OFlags::NOFOLLOW;
     let mut names = Vec::new();
     for c in rel.components() {
         match c {
@@ -865,18 +882,7 @@ fn open_nofollow_stepwise(
 /// Opens an absolute path (above every root) for reading, following no
 /// symlink in any component and without blocking; regular files only.
 fn open_absolute_no_symlinks(path: &Path) -> io::Result<(File, Metadata)> {
-    use rustix::fs::{CWD, Mode, ResolveFlags};
-    let flags = ReadKind::File.flags();
-    let resolve = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-    let file = match rustix::fs::openat2(CWD, path, flags, Mode::empty(), resolve) {
-        Ok(fd) => File::from(fd),
-        Err(rustix::io::Errno::NOSYS) => {
-            let root = rustix::fs::open("/", ReadKind::Directory.flags(), Mode::empty())?;
-            let rel = path.strip_prefix("/").map_err(|_| outside_error())?;
-            open_nofollow_stepwise(&root, rel, flags)?
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let file = open_absolute_nofollow(path, ReadKind::File.flags())?;
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(not_regular(&meta));
@@ -884,12 +890,45 @@ fn open_absolute_no_symlinks(path: &Path) -> io::Result<(File, Metadata)> {
     Ok((file, meta))
 }
 
+#[cfg(target_os = "linux")]
+fn open_absolute_nofollow(path: &Path, flags: rustix::fs::OFlags) -> io::Result<File> {
+    use rustix::fs::{CWD, Mode, ResolveFlags};
+    let resolve = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    match rustix::fs::openat2(CWD, path, flags, Mode::empty(), resolve) {
+        Ok(fd) => Ok(File::from(fd)),
+        Err(rustix::io::Errno::NOSYS) => open_absolute_stepwise(path, flags),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_absolute_nofollow(path: &Path, flags: rustix::fs::OFlags) -> io::Result<File> {
+    open_absolute_stepwise(path, flags)
+}
+
+fn open_absolute_stepwise(path: &Path, flags: rustix::fs::OFlags) -> io::Result<File> {
+    let root = rustix::fs::open("/", ReadKind::Directory.flags(), rustix::fs::Mode::empty())?;
+    let rel = path.strip_prefix("/").map_err(|_| outside_error())?;
+    open_nofollow_stepwise(&root, rel, flags)
+}
+
+/// Flags for a handle that is only ever a starting point for `openat`:
+/// `O_PATH` where the kernel has it (no read permission needed, nothing to
+/// read by mistake), a plain read-only directory open elsewhere.
+fn dir_handle_flags() -> rustix::fs::OFlags {
+    use rustix::fs::OFlags;
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let access = OFlags::PATH;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let access = OFlags::RDONLY;
+    access | OFlags::DIRECTORY | OFlags::CLOEXEC
+}
+
 fn open_dir_handle(path: &Path) -> io::Result<OwnedFd> {
-    use rustix::fs::{Mode, OFlags};
     Ok(rustix::fs::open(
         path,
-        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
+        dir_handle_flags(),
+        rustix::fs::Mode::empty(),
     )?)
 }
 

@@ -234,15 +234,28 @@ mod other_unix {
     pub struct Executor {
         readable: Vec<PathBuf>,
         writable: Vec<PathBuf>,
+        cpu_seconds: u64,
     }
 
     impl Executor {
         pub fn new(config: &BashConfig, roots: &[PathBuf]) -> Executor {
             let (readable, writable) = granted(config, roots);
-            Executor { readable, writable }
+            Executor {
+                readable,
+                writable,
+                cpu_seconds: config.timeout.as_secs() + sandbox::CPU_GRACE_SECONDS,
+            }
         }
 
         pub fn start(&self) {
+            std::thread::spawn(|| {
+                let stale = sandbox::remove_stale_temp_dirs();
+                if stale > 0 {
+                    tracing::debug!(
+                        "removed {stale} private temporary directories of servers that are gone"
+                    );
+                }
+            });
             if cfg!(target_os = "macos") {
                 tracing::info!("bash sandbox: sandbox-exec with a profile made from the roots");
             } else {
@@ -294,6 +307,7 @@ mod other_unix {
                 deadline: call.deadline,
                 limit: call.limit,
                 max_bytes: MAX_READ_BYTES,
+                cpu_seconds: self.cpu_seconds,
             };
             let outcome = direct::run(call.steps, &setup, cancel).await;
             if let Some(temp) = temp {

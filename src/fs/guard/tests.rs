@@ -297,14 +297,9 @@ fn the_root_itself_resolves() {
 fn open_read_refuses_fifos_without_blocking() {
     let t = Tree::new();
     let fifo = t.root.join("pipe");
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &fifo,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o600),
-        0,
-    )
-    .unwrap();
+    let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo reads only the NUL-terminated path given.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
     let g = t.guard();
     let r = g.resolve("pipe").unwrap();
     let err = g.open_read(&r).unwrap_err();
@@ -313,8 +308,33 @@ fn open_read_refuses_fifos_without_blocking() {
 
 #[test]
 fn open_read_does_not_follow_a_symlink_swapped_in_after_the_check() {
+    swapped_symlink_is_not_followed(|t| t.guard());
+}
+
+#[test]
+fn the_portable_walk_does_not_follow_a_symlink_swapped_in_after_the_check() {
+    swapped_symlink_is_not_followed(|t| t.guard().without_openat2());
+}
+
+#[test]
+fn the_portable_walk_refuses_fifos_and_reads_files() {
     let t = Tree::new();
-    let g = t.guard();
+    let g = t.guard().without_openat2();
+    let fifo = t.root.join("pipe");
+    let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo reads only the NUL-terminated path given.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let err = g.open_read(&g.resolve("pipe").unwrap()).unwrap_err();
+    assert!(err.to_string().contains("named pipe"), "{err}");
+    let (mut file, _) = g.open_read(&g.resolve("sub/deep/x.rs").unwrap()).unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut file, &mut text).unwrap();
+    assert_eq!(text, "fn main() {}\n");
+}
+
+fn swapped_symlink_is_not_followed(make_guard: impl Fn(&Tree) -> Guard) {
+    let t = Tree::new();
+    let g = make_guard(&t);
     let checked = g.resolve("sub/deep/x.rs").unwrap();
     // Between check and use, the directory is replaced by a link outside.
     fs::rename(t.root.join("sub/deep"), t.root.join("sub/moved")).unwrap();
@@ -487,6 +507,7 @@ proptest! {
     fn guard_never_accepts_a_path_whose_real_location_is_outside(
         nodes in prop::collection::vec(node(), 0..14),
         requests in prop::collection::vec(request(), 1..12),
+        portable in any::<bool>(),
     ) {
         let tmp = tempfile::tempdir().unwrap();
         let base = fs::canonicalize(tmp.path()).unwrap();
@@ -497,6 +518,8 @@ proptest! {
         fs::write(outside.join("secret"), "secret").unwrap();
         let dirs = build(&root, &outside, &nodes);
         let guard = Guard::new(&[&root]).unwrap();
+        // Half the cases take the walk kernels without openat2 use.
+        let guard = if portable { guard.without_openat2() } else { guard };
 
         for (absolute, parts) in requests {
             let rel: Vec<&str> = parts.iter().map(|&i| component(i)).collect();

@@ -38,6 +38,9 @@ pub struct Setup<'a> {
     pub limit: Duration,
     /// Output read at most (stdout and stderr together).
     pub max_bytes: usize,
+    /// CPU seconds each process may use (`RLIMIT_CPU`), so a process that
+    /// left the group still stops.
+    pub cpu_seconds: u64,
 }
 
 /// Why a pipeline stopped before its commands ended on their own.
@@ -286,16 +289,48 @@ fn spawn_stage(
         .stderr(stderr.stdio()?)
         .process_group(group.unwrap_or(0))
         .kill_on_drop(true);
-    // SAFETY: the closure only makes an async-signal-safe system call: the
-    // server ignores SIGXFSZ, commands get the default back.
+    let cpu_seconds = setup.cpu_seconds;
+    // SAFETY: the closure only makes async-signal-safe system calls: the
+    // server ignores SIGXFSZ, commands get the default back; limits are
+    // only lowered.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
+            lower_limit(libc::RLIMIT_CPU, cpu_seconds);
+            lower_limit(libc::RLIMIT_CORE, 0);
             Ok(())
         });
     }
     cmd.spawn()
 }
+
+/// Lowers a resource limit to `value`; never raises one.
+///
+/// # Safety
+/// Only async-signal-safe calls: usable between fork and exec.
+unsafe fn lower_limit(resource: LimitResource, value: u64) {
+    let mut current = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit write or read only the struct given.
+    unsafe {
+        if libc::getrlimit(resource, &mut current) != 0 {
+            return;
+        }
+        let value = value as libc::rlim_t;
+        let lowered = libc::rlimit {
+            rlim_cur: current.rlim_cur.min(value),
+            rlim_max: current.rlim_max.min(value),
+        };
+        libc::setrlimit(resource, &lowered);
+    }
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+type LimitResource = libc::__rlimit_resource_t;
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+type LimitResource = libc::c_int;
 
 /// Waits for every child; the status of the last one (the pipeline's).
 async fn wait_all(children: &mut [tokio::process::Child]) -> Option<ExitStatus> {
@@ -338,6 +373,7 @@ mod tests {
             deadline: Instant::now() + timeout,
             limit: timeout,
             max_bytes: 1024 * 1024,
+            cpu_seconds: timeout.as_secs() + 5,
         }
     }
 

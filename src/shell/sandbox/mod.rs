@@ -40,7 +40,7 @@ pub mod seccomp;
 #[cfg(target_os = "linux")]
 pub mod supervisor;
 
-#[cfg(target_os = "linux")]
+#[cfg(unix)]
 use std::path::PathBuf;
 
 #[cfg(target_os = "linux")]
@@ -52,16 +52,35 @@ pub use probe::Layers;
 /// The argument that makes the binary a supervisor instead of a server.
 pub const SUPERVISOR_ARG: &str = "__rootbound-sandbox-supervisor";
 
+/// Runs the binary as a bash call's supervisor; returns its exit code.
+/// Only Linux has supervisors; elsewhere the argument is refused.
+pub fn run_supervisor(args: &[String]) -> i32 {
+    #[cfg(target_os = "linux")]
+    {
+        supervisor::main(args)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = args;
+        eprintln!("rootbound: {SUPERVISOR_ARG} exists only on Linux");
+        1
+    }
+}
+
 /// Processes (tasks, threads included) one call may have at once.
+#[cfg(target_os = "linux")]
 pub const MAX_TASKS: u64 = 512;
 /// Address space of one process, in bytes.
+#[cfg(target_os = "linux")]
 pub const MAX_ADDRESS_SPACE: u64 = 16 << 30;
 /// Size of a call's temporary file system, in bytes.
+#[cfg(target_os = "linux")]
 pub const TEMP_SIZE: u64 = 1 << 30;
 /// Extra CPU seconds a process gets beyond the call's time limit.
 pub const CPU_GRACE_SECONDS: u64 = 5;
 
 /// System directories a program may read and run from.
+#[cfg(target_os = "linux")]
 pub const SYSTEM_DIRS: &[&str] = &[
     "/usr",
     "/bin",
@@ -75,6 +94,7 @@ pub const SYSTEM_DIRS: &[&str] = &[
 
 /// The files (and few directories) under `/etc` that the loader, locale,
 /// name service, `file` and git need. Never `shadow`, keys or credentials.
+#[cfg(target_os = "linux")]
 pub const ETC_FILES: &[&str] = &[
     "/etc/ld.so.cache",
     "/etc/ld.so.conf",
@@ -105,6 +125,7 @@ pub const ETC_FILES: &[&str] = &[
 ];
 
 /// Device files programs read and write.
+#[cfg(target_os = "linux")]
 pub const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
@@ -248,12 +269,13 @@ pub fn remove_stale_temp_dirs() -> usize {
 
 /// Removes `dir` if it exists and is empty (a server's mount point for its
 /// calls' temporary file systems).
+#[cfg(target_os = "linux")]
 pub fn remove_dir_if_empty(dir: &std::path::Path) {
     let _ = std::fs::remove_dir(dir);
 }
 
 /// Creates `dir` for its owner only, if it is not there yet.
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     match std::fs::DirBuilder::new().mode(0o700).create(dir) {

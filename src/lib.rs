@@ -19,6 +19,8 @@ pub use fs::guard::Guard;
 pub use mcp::server::RootboundServer;
 pub use mcp::transport::StdioTransport;
 pub use shell::sandbox::SUPERVISOR_ARG;
+#[cfg(unix)]
+pub use shell::sandbox::close_on_exec_from;
 pub use shell::sandbox::run_supervisor;
 pub use tools::{Registry, State};
 

@@ -21,6 +21,9 @@ fn main() -> ExitCode {
         let code = run_supervisor(&args[1..]);
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
+    // Descriptors the client left open must not reach bash's commands.
+    #[cfg(unix)]
+    rootbound::close_on_exec_from(3);
     let cli = Cli::parse();
     init_logging(cli.log_level);
     std::panic::set_hook(Box::new(|info| {

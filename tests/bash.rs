@@ -427,6 +427,90 @@ async fn class3_a_bare_layout_written_at_the_root_is_not_a_repository() {
     assert!(!marker.exists(), "the bare layout's configuration ran");
 }
 
+/// Class 3, check then use: git's configuration is checked before the line
+/// runs, so nothing may change it before git reads it: not a program earlier
+/// in the same line (the line then runs with nothing writable), and not
+/// another bash call or a write_file at the same moment (they wait for the
+/// line to end). Judged by a marker only the filter would write.
+#[tokio::test]
+async fn class3_what_git_reads_is_what_was_checked() {
+    let l = Layout::new();
+    l.git_repo();
+    let root = l.root();
+    // Inside the root, where a line that runs git may write: only the
+    // policy stands between the filter and the marker.
+    let marker = root.join("filter-ran");
+    let config = root.join(".git/config");
+    let pristine = std::fs::read_to_string(&config).unwrap();
+    let evil = format!(
+        "{pristine}[filter \"x\"]\n\tclean = \"touch {}; cat\"\n",
+        marker.display()
+    );
+    std::fs::write(root.join(".gitattributes"), "notes.txt filter=x\n").unwrap();
+    std::fs::write(root.join("evil.cfg"), &evil).unwrap();
+    std::fs::write(root.join("notes.txt"), "changed\n").unwrap();
+    // The filter would run: a line with the evil configuration in place
+    // is refused before anything runs.
+    let server = l
+        .server(&["--bash-mode", "allowlist", "--bash-allow", "cp"])
+        .await;
+    std::fs::write(&config, &evil).unwrap();
+    let text = refused(&server, "git diff --stat").await;
+    assert!(text.contains("filter"), "{text}");
+    std::fs::write(&config, &pristine).unwrap();
+
+    // Within one line: cp swaps the configuration in after the check.
+    let a = ran(&server, "cp evil.cfg .git/config; git diff --stat").await;
+    assert!(!marker.exists(), "the filter ran: {a:?}");
+    assert!(
+        a.notes.iter().any(|n| n.contains("nothing was writable")),
+        "{a:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), pristine);
+    // A line without git still writes.
+    let a = ran(&server, "cp evil.cfg copied.cfg").await;
+    assert_eq!(a.exit_code(), Some(0), "{a:?}");
+    assert!(root.join("copied.cfg").exists());
+
+    // Across calls: another call swaps the configuration in while git
+    // runs. It is sent at staggered moments so that, without the wait, some
+    // swaps land between the check and git's start.
+    for i in 0..60u64 {
+        let swap = async {
+            tokio::time::sleep(Duration::from_micros(250 * (i % 30))).await;
+            bash(&server, "cp evil.cfg .git/config").await
+        };
+        let git_line = bash(&server, "git diff --stat");
+        let _ = tokio::join!(swap, git_line);
+        std::fs::write(&config, &pristine).unwrap();
+    }
+    assert!(
+        !marker.exists(),
+        "the filter ran in a race with another call"
+    );
+
+    // write_file refuses paths in a `.git` directory, but a `.git` file may
+    // point git at a directory of any name inside the roots.
+    std::fs::rename(root.join(".git"), root.join("meta")).unwrap();
+    std::fs::write(root.join(".git"), "gitdir: meta\n").unwrap();
+    let config = root.join("meta/config");
+    let path = config.display().to_string();
+    let a = ran(&server, "git diff --stat").await;
+    assert_eq!(a.exit_code(), Some(0), "{a:?}");
+    for i in 0..60u64 {
+        let swap = async {
+            tokio::time::sleep(Duration::from_micros(250 * (i % 30))).await;
+            server
+                .ok_text("write_file", json!({"file_path": path, "content": evil}))
+                .await
+        };
+        let git_line = bash(&server, "git diff --stat");
+        let _ = tokio::join!(swap, git_line);
+        std::fs::write(&config, &pristine).unwrap();
+    }
+    assert!(!marker.exists(), "the filter ran in a race with write_file");
+}
+
 /// Class 4: paths the guard must see: a `file:` prefix is a path, values
 /// attached to short options are paths, files of names are refused, and
 /// recursive walks that follow links out are refused.

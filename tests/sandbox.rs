@@ -485,39 +485,87 @@ async fn the_private_temporary_directory_is_removed() {
     let a = sh(&server, "ls -A $TMPDIR; touch $TMPDIR/g; sleep 30").await;
     assert!(a.status.starts_with("[killed: timed out"), "{a:?}");
     assert_eq!(a.stdout, "", "{a:?}");
-    // Whatever the calls wrote is gone: at most the server's empty mount
-    // point for its calls' fresh file systems is left while it runs.
-    for entry in std::fs::read_dir(l.temp_base()).unwrap().flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        assert!(
-            name.starts_with("rootbound-") && name.ends_with("-tmp"),
-            "{name}"
-        );
-        let inside: Vec<_> = std::fs::read_dir(entry.path()).unwrap().flatten().collect();
-        assert!(inside.is_empty(), "left behind: {inside:?}");
+    // Whatever the calls wrote is gone: while the server runs, only its
+    // own directory is there, with its lock and the empty mount point.
+    let user_dir = only_entry(&l.temp_base());
+    let server_dir = only_entry(&user_dir);
+    let mut inside: Vec<String> = std::fs::read_dir(&server_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    inside.sort();
+    assert_eq!(inside, ["lock", "tmp"]);
+    assert_eq!(
+        std::fs::read_dir(server_dir.join("tmp")).unwrap().count(),
+        0
+    );
+    // When the server ends, nothing is left.
+    drop(server);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while user_dir.exists() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    assert!(!user_dir.exists(), "left behind after the server ended");
 }
 
+fn only_entry(dir: &Path) -> PathBuf {
+    let entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    entries.into_iter().next().unwrap()
+}
+
+/// A server killed before it cleaned up leaves its directory; the next
+/// server removes it, and touches nothing else: not the user's own
+/// directories named like the old scheme, not a live server's directory
+/// (its lock is held, whatever its process id looks like).
 #[tokio::test]
 async fn temporary_directories_of_dead_servers_are_removed_at_start() {
     let l = Layout::new();
-    let stale = l.temp_base().join("rootbound-2147483-0");
-    std::fs::create_dir_all(stale.join("inner")).unwrap();
-    let live = l
+    // SAFETY: geteuid cannot fail.
+    let user_dir = l
         .temp_base()
-        .join(format!("rootbound-{}-0", std::process::id()));
+        .join(format!("rootbound-{}", unsafe { libc::geteuid() }));
+    std::fs::create_dir_all(&user_dir).unwrap();
+    std::fs::set_permissions(&user_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let stale = user_dir.join("2147483-1");
+    std::fs::create_dir_all(stale.join("call-0/inner")).unwrap();
+    std::fs::write(stale.join("lock"), "").unwrap();
+    // A live server in another PID namespace: a pid that does not exist
+    // here, but its lock is held.
+    let live = user_dir.join("2147484-1");
     std::fs::create_dir_all(&live).unwrap();
+    let held = std::fs::File::create(live.join("lock")).unwrap();
+    // SAFETY: flock on a descriptor we own.
+    assert_eq!(
+        unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&held), libc::LOCK_EX) },
+        0
+    );
+    let users_data = l.temp_base().join("rootbound-3999999-mydata");
+    std::fs::create_dir_all(&users_data).unwrap();
+    std::fs::write(users_data.join("notes.txt"), "mine").unwrap();
     let server = l.server(&[]).await;
     sh(&server, "true").await;
     let deadline = Instant::now() + Duration::from_secs(5);
     while stale.exists() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(
         !stale.exists(),
         "the dead server's directory is still there"
     );
-    assert!(live.exists(), "a live process's directory was removed");
+    assert!(
+        live.join("lock").exists(),
+        "a live server's directory was removed"
+    );
+    assert_eq!(
+        std::fs::read_to_string(users_data.join("notes.txt")).unwrap(),
+        "mine"
+    );
 }
 
 #[tokio::test]
@@ -755,4 +803,217 @@ fn an_unprivileged_server_removes_a_temporary_directory_made_unwritable() {
         .flatten()
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+// --- Regressions from the second attack, on 5d6caac ------------------------
+
+/// Every socket-pair type but stream and seqpacket is refused: the kernel
+/// turns `SOCK_RAW` into a datagram socket that `sendto` can aim at a path.
+#[tokio::test]
+async fn no_socket_pair_type_can_aim_a_datagram_outside() {
+    if !has("seccomp") {
+        return skip("no_socket_pair_type", "seccomp is not available");
+    }
+    let l = Layout::new();
+    let path = l.outside().join("pairs.sock");
+    let listener = std::os::unix::net::UnixDatagram::bind(&path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let server = l.server(&[]).await;
+    let script = format!(
+        "perl -MSocket -e 'for my $t (0..15) {{ socketpair(my $a, my $b, AF_UNIX, $t, 0) or next; \
+         print \"pair-$t\\n\"; send($a, \"MARKER-$t\", 0, pack_sockaddr_un(\"{p}\")); }}'",
+        p = path.display()
+    );
+    let a = sh(&server, &script).await;
+    std::thread::sleep(Duration::from_millis(200));
+    let mut buf = [0u8; 64];
+    assert!(
+        listener.recv(&mut buf).is_err(),
+        "a datagram arrived: {a:?}"
+    );
+    // Stream (1) and seqpacket (5) pairs still work; nothing else opens.
+    assert_eq!(a.stdout, "pair-1\npair-5", "{a:?}");
+}
+
+/// A descriptor the client left open when it started the server (here a
+/// file outside the roots, as descriptor 7) reaches no command.
+#[tokio::test]
+async fn descriptors_the_server_inherited_reach_no_command() {
+    let l = Layout::new();
+    let leaked = l.outside().join("leaked.txt");
+    let file = std::fs::File::create(&leaked).unwrap();
+    let raw = std::os::fd::AsRawFd::as_raw_fd(&file);
+    let mut cmd = tokio::process::Command::new(common::BIN);
+    cmd.arg("--root")
+        .arg(l.root())
+        .args(["--bash-mode", "unrestricted"])
+        .env("TMPDIR", l.temp_base())
+        .env("RUST_LOG", "warn");
+    // SAFETY: dup2 in the child before exec; the copy has no close-on-exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::dup2(raw, 7) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let server = Server {
+        client: rmcp::ServiceExt::serve((), transport).await.unwrap(),
+    };
+    drop(file);
+    let a = sh(
+        &server,
+        "for fd in $(seq 3 300); do { echo LEAKED-$fd >&$fd; } 2>/dev/null; done; echo done",
+    )
+    .await;
+    assert_eq!(a.stdout, "done", "{a:?}");
+    assert_eq!(std::fs::read_to_string(&leaked).unwrap(), "", "{a:?}");
+}
+
+fn tools_call(id: i64, command: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": "bash", "arguments": {"command": command}}})
+    .to_string()
+}
+
+fn cancel(id: i64) -> String {
+    json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+           "params": {"requestId": id, "reason": "test"}})
+    .to_string()
+}
+
+/// A cancelled call is stopped: its processes are gone and write nothing
+/// more, and it no longer holds one of the turns.
+#[tokio::test]
+async fn a_cancelled_call_is_stopped() {
+    let l = Layout::new();
+    let root = l.root();
+    let mut session = common::RawSession::start_with(
+        &root,
+        &["--bash-mode", "unrestricted", "--bash-timeout", "30"],
+        &[("TMPDIR", &l.temp_base())],
+    )
+    .await;
+    let token = format!("7661{}", std::process::id() % 1000);
+    for id in 1..=6 {
+        let line = format!("touch started-{id}; sleep {token}{id}; touch late-{id}");
+        session.send_line(&tools_call(id, &line)).await;
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while (1..=4).any(|id| !root.join(format!("started-{id}")).exists()) {
+        assert!(Instant::now() < deadline, "the calls did not start");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for id in 1..=6 {
+        session.send_line(&cancel(id)).await;
+    }
+    // The cancelled calls free their turns: a new call runs at once.
+    let reply = session
+        .request(
+            7,
+            "tools/call",
+            json!({"name": "bash", "arguments": {"command": "echo fresh"}}),
+        )
+        .await;
+    assert!(reply.to_string().contains("fresh"), "{reply}");
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert_eq!(processes_with(&format!("sleep {token}")), Vec::<u32>::new());
+    for id in 1..=6 {
+        assert!(
+            !root.join(format!("late-{id}")).exists(),
+            "call {id} ran on"
+        );
+    }
+    session.assert_alive(8).await;
+}
+
+/// Cancellations at every moment around a supervisor's start never leave
+/// the fork server's answers out of step: the time limit still stops the
+/// call it belongs to, and nothing a cancelled call started is left.
+#[tokio::test]
+async fn cancellations_at_any_moment_leave_the_time_limit_working() {
+    let l = Layout::new();
+    let mut session = common::RawSession::start_with(
+        &l.root(),
+        &["--bash-mode", "unrestricted", "--bash-timeout", "2"],
+        &[("TMPDIR", &l.temp_base())],
+    )
+    .await;
+    let token = format!("4444{}", std::process::id() % 1000);
+    for id in 1..=40 {
+        session
+            .send_line(&tools_call(id, &format!("sleep {token}")))
+            .await;
+        tokio::time::sleep(Duration::from_micros(100 * (id as u64 % 30))).await;
+        session.send_line(&cancel(id)).await;
+    }
+    let reply = session
+        .request(
+            100,
+            "tools/call",
+            json!({"name": "bash", "arguments": {"command": format!("sleep {token}9")}}),
+        )
+        .await;
+    assert!(reply.to_string().contains("timed out after 2s"), "{reply}");
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert_eq!(processes_with(&format!("sleep {token}")), Vec::<u32>::new());
+    session.assert_alive(101).await;
+}
+
+/// System calls newer than the filter's review (here `listmount`, which
+/// lists the host's mounts with their paths) are absent to a call.
+#[tokio::test]
+async fn unreviewed_new_system_calls_are_absent() {
+    if !has("seccomp") {
+        return skip("unreviewed_new_system_calls", "seccomp is not available");
+    }
+    let l = Layout::new();
+    let server = l.server(&[]).await;
+    // With a null request the kernel would answer EFAULT; the filter
+    // answers ENOSYS before the kernel looks.
+    let a = sh(
+        &server,
+        "perl -e 'for my $n (457, 458, 469, 500) { my $r = syscall($n, 0, 0, 0, 0); \
+         print \"$n:\", $! + 0, \"\\n\" }'",
+    )
+    .await;
+    let enosys = libc::ENOSYS;
+    assert_eq!(
+        a.stdout,
+        format!("457:{enosys}\n458:{enosys}\n469:{enosys}\n500:{enosys}"),
+        "{a:?}"
+    );
+}
+
+/// Should memory run out, the out-of-memory killer picks a call's
+/// processes before anything of the host's: read from the host's /proc
+/// while the call runs.
+#[tokio::test]
+async fn the_calls_processes_are_the_first_the_oom_killer_picks() {
+    let l = Layout::new();
+    let server = std::sync::Arc::new(l.server(&[]).await);
+    let token = format!("3133{}", std::process::id() % 1000);
+    let running = {
+        let server = server.clone();
+        let command = format!("sleep 2.{token}");
+        tokio::spawn(async move { sh(&server, &command).await })
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let pid = loop {
+        if let Some(pid) = processes_with(&format!("sleep 2.{token}")).first() {
+            break *pid;
+        }
+        assert!(Instant::now() < deadline, "the call's process never showed");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    let score = std::fs::read_to_string(format!("/proc/{pid}/oom_score_adj")).unwrap();
+    assert_eq!(score.trim(), "1000");
+    let own = std::fs::read_to_string("/proc/self/oom_score_adj").unwrap();
+    assert_ne!(own.trim(), "1000", "the test itself must not start at 1000");
+    running.abort();
 }

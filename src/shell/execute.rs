@@ -47,6 +47,38 @@ fn granted(config: &BashConfig, roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf
     (readable, writable)
 }
 
+/// The server's temporary directory, made at start.
+#[cfg(unix)]
+fn server_temp() -> Result<sandbox::temp::ServerTemp, String> {
+    sandbox::temp::ServerTemp::create(&std::env::temp_dir()).map_err(|e| {
+        tracing::warn!("bash: no temporary directory: {e}");
+        e.to_string()
+    })
+}
+
+/// Removes what servers that are gone left in the temporary directory.
+#[cfg(unix)]
+fn remove_abandoned(temp: &Result<sandbox::temp::ServerTemp, String>) {
+    if let Ok(temp) = temp {
+        let removed = temp.remove_abandoned();
+        if removed > 0 {
+            tracing::debug!("removed {removed} temporary directories of servers that are gone");
+        }
+    }
+}
+
+/// A new private directory for one call.
+#[cfg(unix)]
+fn private_dir(
+    temp: &Result<sandbox::temp::ServerTemp, String>,
+) -> Result<sandbox::temp::PrivateTemp, String> {
+    let temp = temp
+        .as_ref()
+        .map_err(|why| format!("there is no temporary directory for commands: {why}"))?;
+    temp.private_dir()
+        .map_err(|e| format!("cannot create the private temporary directory: {e}"))
+}
+
 #[cfg(target_os = "linux")]
 mod linux {
     use std::sync::{Arc, OnceLock};
@@ -54,7 +86,8 @@ mod linux {
     use super::*;
     use crate::shell::run::supervised::{self, Setup};
     use crate::shell::sandbox::fork_server::ForkServer;
-    use crate::shell::sandbox::{Confinement, Layers, PrivateTemp};
+    use crate::shell::sandbox::temp::ServerTemp;
+    use crate::shell::sandbox::{Confinement, Layers};
 
     /// The fork server, started once on a thread of its own, and what every
     /// call may touch.
@@ -64,6 +97,8 @@ mod linux {
         /// The binary that supervises calls: the server's own.
         supervisor: PathBuf,
         start: Arc<Start>,
+        /// The server's temporary directory (Err: why none could be made).
+        temp: Arc<Result<ServerTemp, String>>,
     }
 
     #[derive(Debug)]
@@ -75,13 +110,17 @@ mod linux {
     impl Executor {
         pub fn new(config: &BashConfig, roots: &[PathBuf]) -> Executor {
             let (readable, mut writable) = granted(config, roots);
+            let server_temp = server_temp();
             // Each call mounts a fresh file system in memory on this
             // directory, in its own mount namespace.
-            let temp = (config.mode != BashMode::ReadOnly).then(|| {
-                std::env::temp_dir().join(format!("rootbound-{}-tmp", std::process::id()))
-            });
+            let temp = if config.mode == BashMode::ReadOnly {
+                None
+            } else {
+                server_temp.as_ref().ok().and_then(|t| t.mount_point().ok())
+            };
             writable.extend(temp.clone());
             Executor {
+                temp: Arc::new(server_temp),
                 base: Confinement {
                     readable,
                     writable,
@@ -107,15 +146,11 @@ mod linux {
             let start = self.start.clone();
             let exe = self.supervisor.clone();
             let base = self.base.clone();
+            let temp = self.temp.clone();
             self.start.once.call_once(move || {
                 std::thread::spawn(move || {
                     let _ = start.server.set(start_and_log(&exe, &base));
-                    let stale = sandbox::remove_stale_temp_dirs();
-                    if stale > 0 {
-                        tracing::debug!(
-                            "removed {stale} private temporary directories of servers that are gone"
-                        );
-                    }
+                    remove_abandoned(&temp);
                     loop {
                         std::thread::park();
                     }
@@ -123,11 +158,10 @@ mod linux {
             });
         }
 
-        /// Removes the (empty) directory calls' temporary file systems are
-        /// mounted on.
+        /// Removes the server's temporary directory.
         pub fn finish(&self) {
-            if let Some(dir) = &self.base.temp {
-                sandbox::remove_dir_if_empty(dir);
+            if let Ok(temp) = self.temp.as_ref() {
+                temp.remove();
             }
         }
 
@@ -159,9 +193,13 @@ mod linux {
             }
             // Without a mount namespace for a fresh file system in memory,
             // each call gets a directory of its own, removed when it ends.
+            if let (false, Err(why)) = (call.read_only, self.temp.as_ref()) {
+                return Err(format!(
+                    "there is no temporary directory for commands: {why}"
+                ));
+            }
             let private = if confinement.temp.is_some() && !confinement.layers.mount_ns {
-                let temp = PrivateTemp::create()
-                    .map_err(|e| format!("cannot create the private temporary directory: {e}"))?;
+                let temp = private_dir(&self.temp)?;
                 let mount_point = confinement.temp.replace(temp.path().to_path_buf());
                 confinement
                     .writable
@@ -197,10 +235,6 @@ mod linux {
     /// Starts the fork server (it probes the kernel's layers) and logs what
     /// is enforced.
     fn start_and_log(exe: &Path, base: &Confinement) -> Result<Arc<ForkServer>, String> {
-        if let Some(dir) = &base.temp {
-            sandbox::create_private_dir(dir)
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        }
         match ForkServer::start(exe, base) {
             Ok(server) => {
                 let summary = sandbox::probe::summary(&server.layers);
@@ -224,10 +258,12 @@ mod linux {
 
 #[cfg(all(unix, not(target_os = "linux")))]
 mod other_unix {
+    use std::sync::Arc;
+
     use super::*;
     use crate::shell::run::direct::{self, Setup};
-    use crate::shell::sandbox::PrivateTemp;
     use crate::shell::sandbox::macos::Profile;
+    use crate::shell::sandbox::temp::ServerTemp;
 
     /// Runs commands directly; on macOS under `sandbox-exec`.
     #[derive(Debug)]
@@ -235,6 +271,7 @@ mod other_unix {
         readable: Vec<PathBuf>,
         writable: Vec<PathBuf>,
         cpu_seconds: u64,
+        temp: Arc<Result<ServerTemp, String>>,
     }
 
     impl Executor {
@@ -244,18 +281,13 @@ mod other_unix {
                 readable,
                 writable,
                 cpu_seconds: config.timeout.as_secs() + sandbox::CPU_GRACE_SECONDS,
+                temp: Arc::new(server_temp()),
             }
         }
 
         pub fn start(&self) {
-            std::thread::spawn(|| {
-                let stale = sandbox::remove_stale_temp_dirs();
-                if stale > 0 {
-                    tracing::debug!(
-                        "removed {stale} private temporary directories of servers that are gone"
-                    );
-                }
-            });
+            let temp = self.temp.clone();
+            std::thread::spawn(move || remove_abandoned(&temp));
             if cfg!(target_os = "macos") {
                 tracing::info!("bash sandbox: sandbox-exec with a profile made from the roots");
             } else {
@@ -266,21 +298,22 @@ mod other_unix {
             }
         }
 
-        pub fn finish(&self) {}
+        pub fn finish(&self) {
+            if let Ok(temp) = self.temp.as_ref() {
+                temp.remove();
+            }
+        }
 
         pub async fn execute(
             &self,
             call: &Call<'_>,
             cancel: &CancellationToken,
         ) -> Result<Outcome, String> {
-            let temp =
-                if call.read_only || self.writable.is_empty() {
-                    None
-                } else {
-                    Some(PrivateTemp::create().map_err(|e| {
-                        format!("cannot create the private temporary directory: {e}")
-                    })?)
-                };
+            let temp = if call.read_only || self.writable.is_empty() {
+                None
+            } else {
+                Some(private_dir(&self.temp)?)
+            };
             let mut writable = if call.read_only {
                 Vec::new()
             } else {

@@ -23,6 +23,7 @@ pub mod sandbox;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
@@ -71,6 +72,33 @@ pub struct Plan {
     pub git_pins: Vec<Pin>,
     /// Glob matches left out because they lead outside the roots.
     pub left_out: usize,
+    /// The line runs git beside other programs (or `git config`), so it runs
+    /// with nothing writable: no stage can change the configuration git
+    /// reads after it was checked.
+    pub writes_nothing: bool,
+}
+
+impl Plan {
+    /// Notes for the answer, after its status line.
+    pub fn notes(&self, mode: BashMode) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.left_out > 0 {
+            notes.push(format!(
+                "{} glob match{} leading outside the workspace {} left out",
+                self.left_out,
+                if self.left_out == 1 { "" } else { "es" },
+                if self.left_out == 1 { "was" } else { "were" },
+            ));
+        }
+        if self.writes_nothing && mode != BashMode::ReadOnly {
+            notes.push(
+                "this line runs git beside other programs, so nothing was writable; run \
+                 commands that write in a call of their own"
+                    .to_string(),
+            );
+        }
+        notes
+    }
 }
 
 /// The shell of one server: policy, sandbox and environment, built once.
@@ -84,7 +112,15 @@ pub struct Shell {
     executor: Executor,
     /// Turns for running command lines ([`MAX_CONCURRENT_CALLS`]).
     turns: tokio::sync::Semaphore,
+    /// Held shared by everything that may write in the roots (writable
+    /// command lines, the file tools' writes), and alone by a line that
+    /// runs git from its configuration check to its end: what was checked
+    /// is what git reads.
+    writes: Arc<tokio::sync::RwLock<()>>,
 }
+
+/// Held while writing in the roots; see [`Shell::writing`].
+pub type WritingTurn = tokio::sync::OwnedRwLockReadGuard<()>;
 
 impl Shell {
     /// Builds the shell for `config`. The sandbox starts on first use, or in
@@ -98,7 +134,14 @@ impl Shell {
             cwd: guard.primary().to_path_buf(),
             executor: Executor::new(config, &roots),
             turns: tokio::sync::Semaphore::new(MAX_CONCURRENT_CALLS),
+            writes: Arc::new(tokio::sync::RwLock::new(())),
         }
+    }
+
+    /// Waits until no command line that runs git is between its
+    /// configuration check and its end; hold the turn while writing.
+    pub async fn writing(&self) -> WritingTurn {
+        self.writes.clone().read_owned().await
     }
 
     /// Starts the sandbox (on Linux, its fork server) in the background;
@@ -143,12 +186,39 @@ impl Shell {
                 });
             }
         };
+        let writable = self.config.mode != BashMode::ReadOnly && !plan.writes_nothing;
+        let gate = async {
+            if !plan.git_pins.is_empty() {
+                Some(Gate::Alone(self.writes.clone().write_owned().await))
+            } else if writable {
+                Some(Gate::Shared(self.writes.clone().read_owned().await))
+            } else {
+                None
+            }
+        };
+        let _gate = tokio::select! {
+            gate = gate => gate,
+            () = tokio::time::sleep_until(deadline.into()) => {
+                return Ok(Outcome {
+                    stdout: Vec::new(),
+                    stderr: b"rootbound: writes in the roots went on until the time limit\n".to_vec(),
+                    ending: run::Ending::TimedOut(self.config.timeout),
+                });
+            }
+            () = cancel.cancelled() => {
+                return Ok(Outcome {
+                    stdout: Vec::new(),
+                    stderr: Vec::new(),
+                    ending: run::Ending::Cancelled,
+                });
+            }
+        };
         self.check_git_configs(plan, deadline, cancel).await?;
         let call = Call {
             steps: &plan.steps,
             cwd: &self.cwd,
             env: &self.env,
-            read_only: self.config.mode == BashMode::ReadOnly,
+            read_only: self.config.mode == BashMode::ReadOnly || plan.writes_nothing,
             deadline,
             limit: self.config.timeout,
         };
@@ -192,6 +262,7 @@ impl Shell {
                 }],
                 git_pins: Vec::new(),
                 left_out: 0,
+                writes_nothing: false,
             });
         }
         let line = parse::parse(command)?;
@@ -207,6 +278,8 @@ impl Shell {
         let mut expander = Expander::new(guard, &self.cwd, budget);
         let mut steps = Vec::new();
         let mut git_pins: Vec<Pin> = Vec::new();
+        let mut other_programs = false;
+        let mut writes_git_config = false;
         for item in &line.items {
             let mut stages = Vec::new();
             for cmd in &item.pipeline.commands {
@@ -226,6 +299,8 @@ impl Shell {
                 let checked = self.policy.check(&argv, &paths)?;
                 let mut stage = Stage::new(checked.argv);
                 stage.redirects = cmd.redirects.clone();
+                other_programs |= checked.git_dir.is_none();
+                writes_git_config |= checked.git_subcommand.as_deref() == Some("config");
                 if let Some(dir) = checked.git_dir {
                     let pin = git_repo::locate(guard, &self.cwd.join(dir))?;
                     stage.env = pin.env();
@@ -240,10 +315,14 @@ impl Shell {
                 then: item.then,
             });
         }
+        // git's configuration is checked before the line runs; nothing in
+        // the line may change it before git reads it.
+        let writes_nothing = !git_pins.is_empty() && (other_programs || writes_git_config);
         Ok(Plan {
             steps,
             git_pins,
             left_out: expander.left_out,
+            writes_nothing,
         })
     }
 
@@ -305,6 +384,14 @@ impl Shell {
         }
         Ok(())
     }
+}
+
+/// How a command line holds [`Shell::writes`].
+enum Gate {
+    #[allow(dead_code, reason = "held, never read")]
+    Alone(tokio::sync::OwnedRwLockWriteGuard<()>),
+    #[allow(dead_code, reason = "held, never read")]
+    Shared(tokio::sync::OwnedRwLockReadGuard<()>),
 }
 
 /// The environment commands get: an allowlist. A fixed PATH of system

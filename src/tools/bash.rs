@@ -69,7 +69,8 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
         .run(&plan, deadline, &ctx.cancel)
         .await
         .map_err(ToolError)?;
-    super::text(format_outcome(&outcome, plan.left_out, &fresh_boundary()))
+    let notes = plan.notes(state.config.bash.mode);
+    super::text(format_outcome(&outcome, &notes, &fresh_boundary()))
 }
 
 /// A per-call marker for the section headers: output cannot forge a header
@@ -91,7 +92,7 @@ fn fresh_boundary() -> String {
 /// cannot forge a section either. Control characters are escaped, and each
 /// stream is cut to its share of the budget, keeping head and tail, with
 /// the cut said in its header.
-pub fn format_outcome(outcome: &Outcome, left_out: usize, boundary: &str) -> String {
+pub fn format_outcome(outcome: &Outcome, notes: &[String], boundary: &str) -> String {
     let mut boundary = boundary.to_string();
     let stdout = escape_controls(&String::from_utf8_lossy(&outcome.stdout));
     let stderr = escape_controls(&String::from_utf8_lossy(&outcome.stderr));
@@ -105,12 +106,8 @@ pub fn format_outcome(outcome: &Outcome, left_out: usize, boundary: &str) -> Str
         Ending::Cancelled => "[killed: cancelled]".to_string(),
         Ending::OutputLimit => "[killed: the output passed 1 MB; narrow the command]".to_string(),
     };
-    if left_out > 0 {
-        out.push_str(&format!(
-            "\n[note: {left_out} glob match{} leading outside the workspace {} left out]",
-            if left_out == 1 { "" } else { "es" },
-            if left_out == 1 { "was" } else { "were" },
-        ));
+    for note in notes {
+        out.push_str(&format!("\n[note: {note}]"));
     }
     let (out_chars, err_chars) = (stdout.chars().count(), stderr.chars().count());
     let err_share =
@@ -192,7 +189,7 @@ mod tests {
     }
 
     fn fmt(o: Outcome) -> String {
-        format_outcome(&o, 0, "b0b0")
+        format_outcome(&o, &[], "b0b0")
     }
 
     #[test]
@@ -218,10 +215,23 @@ mod tests {
             fmt(outcome("", "", Ending::Cancelled)),
             "[killed: cancelled]"
         );
+        let plan = crate::shell::Plan {
+            steps: Vec::new(),
+            git_pins: Vec::new(),
+            left_out: 2,
+            writes_nothing: true,
+        };
         assert_eq!(
-            format_outcome(&outcome("", "", Ending::Exited(0)), 2, "b"),
+            format_outcome(
+                &outcome("", "", Ending::Exited(0)),
+                &plan.notes(crate::config::BashMode::ReadOnly),
+                "b"
+            ),
             "[exit code: 0]\n[note: 2 glob matches leading outside the workspace were left out]"
         );
+        let notes = plan.notes(crate::config::BashMode::Allowlist);
+        assert_eq!(notes.len(), 2);
+        assert!(notes[1].contains("nothing was writable"), "{notes:?}");
     }
 
     #[test]

@@ -147,7 +147,17 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let target =
         writing::target(guard, &params.file_path).map_err(|e| target_error_message(&state, e))?;
     let cost = target.existing_size() + params.new_string.len() as u64;
-    run_sized(cost, move || replace(&state, &params, expected, target)).await
+    // A command line that runs git has its configuration checked; no
+    // write may land between that check and its end.
+    let writing = match &state.shell {
+        Some(shell) => Some(shell.writing().await),
+        None => None,
+    };
+    run_sized(cost, move || {
+        let _writing = writing;
+        replace(&state, &params, expected, target)
+    })
+    .await
 }
 
 fn expected(params: &ReplaceParams, dialect: &ReplaceDialect) -> Result<Expected, ToolError> {

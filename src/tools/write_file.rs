@@ -57,7 +57,17 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let target =
         writing::target(guard, &params.file_path).map_err(|e| target_error_message(&state, e))?;
     let cost = target.existing_size() + params.content.len() as u64;
-    run_sized(cost, move || write_file(&state, &params, target)).await
+    // A command line that runs git has its configuration checked; no
+    // write may land between that check and its end.
+    let writing = match &state.shell {
+        Some(shell) => Some(shell.writing().await),
+        None => None,
+    };
+    run_sized(cost, move || {
+        let _writing = writing;
+        write_file(&state, &params, target)
+    })
+    .await
 }
 
 fn write_file(state: &Arc<State>, params: &WriteFileParams, target: Target) -> ToolResult {

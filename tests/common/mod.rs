@@ -143,9 +143,16 @@ pub struct RawSession {
 
 impl RawSession {
     pub async fn start(root: &Path) -> RawSession {
+        RawSession::start_with(root, &[], &[]).await
+    }
+
+    /// A session with more arguments and environment variables.
+    pub async fn start_with(root: &Path, args: &[&str], env: &[(&str, &Path)]) -> RawSession {
         let mut child = Command::new(BIN)
             .arg("--root")
             .arg(root)
+            .args(args)
+            .envs(env.iter().copied())
             .env("RUST_LOG", "error")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

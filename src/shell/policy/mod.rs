@@ -131,6 +131,8 @@ pub struct Checked {
     pub argv: Vec<String>,
     /// For git: where it runs, relative to the working directory (`-C`).
     pub git_dir: Option<std::path::PathBuf>,
+    /// For git: the subcommand, if any.
+    pub git_subcommand: Option<String>,
 }
 
 /// The allow and deny lists of one configuration.
@@ -258,6 +260,7 @@ impl Policy {
                 return Ok(Checked {
                     argv: git.argv(),
                     git_dir: Some(git.dir),
+                    git_subcommand: git.sub,
                 });
             }
             "find" => find::check(args, paths, here)?,
@@ -274,6 +277,7 @@ impl Policy {
         Ok(Checked {
             argv: argv.to_vec(),
             git_dir: None,
+            git_subcommand: None,
         })
     }
 }

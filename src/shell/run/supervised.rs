@@ -9,7 +9,7 @@
 //! every process of the call) and kills it if it has not gone within a few
 //! seconds.
 
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -69,18 +69,12 @@ pub async fn run(
     let (stdout_read, stdout_write) = new_pipe().map_err(cannot)?;
     let (stderr_read, stderr_write) = new_pipe().map_err(cannot)?;
     let (report_read, report_write) = new_pipe().map_err(cannot)?;
+    // Only the call's supervisor holds these ends once it has started.
     let pidfd = setup
         .fork_server
-        .launch([
-            plan_read.as_fd(),
-            stdout_write.as_fd(),
-            stderr_write.as_fd(),
-            report_write.as_fd(),
-        ])
+        .launch([plan_read, stdout_write, stderr_write, report_write])
         .await?;
-    // Only the call's supervisor holds these ends now.
-    drop((plan_read, stdout_write, stderr_write, report_write));
-    let supervisor = Supervisor::new(pidfd)?;
+    let mut supervisor = Supervisor::new(pidfd)?;
     let feed = async move {
         if let Ok(mut sender) = pipe::Sender::from_owned_fd(plan_write) {
             let _ = sender.write_all(&request).await;
@@ -119,6 +113,9 @@ pub async fn run(
             return Ok(out);
         }
     };
+    if report.is_some() {
+        supervisor.ended();
+    }
     out.ending = match report {
         Some(Report::Exited(code)) => Ending::Exited(code),
         Some(Report::Signaled(sig)) => Ending::Signaled(sig),
@@ -135,8 +132,34 @@ pub async fn run(
 }
 
 /// A call's supervisor, known by a pidfd (no pid can be reused under it).
+/// Dropped before the call has ended (the call was cancelled, and the
+/// dispatcher dropped it), it stops the call all the same.
 struct Supervisor {
-    pidfd: AsyncFd<OwnedFd>,
+    pidfd: Option<AsyncFd<OwnedFd>>,
+}
+
+impl Drop for Supervisor {
+    fn drop(&mut self) {
+        let Some(pidfd) = self.pidfd.take() else {
+            return;
+        };
+        // SIGTERM now: the supervisor kills and reaps every process of the
+        // call. SIGKILL later if it is still there.
+        let _ = rustix::process::pidfd_send_signal(pidfd.get_ref(), Signal::TERM);
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    let exited = tokio::time::timeout(STOP_GRACE, pidfd.readable()).await;
+                    if exited.is_err() {
+                        let _ = rustix::process::pidfd_send_signal(pidfd.get_ref(), Signal::KILL);
+                    }
+                });
+            }
+            Err(_) => {
+                let _ = rustix::process::pidfd_send_signal(pidfd.get_ref(), Signal::KILL);
+            }
+        }
+    }
 }
 
 impl Supervisor {
@@ -146,26 +169,40 @@ impl Supervisor {
         let pidfd =
             unsafe { AsyncFd::register_with_interest(pidfd, tokio::io::Interest::READABLE) }
                 .map_err(|e| format!("cannot watch the supervisor: {e}"))?;
-        Ok(Supervisor { pidfd })
+        Ok(Supervisor { pidfd: Some(pidfd) })
     }
 
     /// Waits until the supervisor has exited (its pidfd turns readable).
     async fn exited(&self) {
-        let _ = self.pidfd.readable().await;
+        if let Some(pidfd) = &self.pidfd {
+            let _ = pidfd.readable().await;
+        }
+    }
+
+    /// The call ended and the supervisor reported: nothing to stop on drop.
+    fn ended(&mut self) {
+        self.pidfd = None;
+    }
+
+    fn signal(&self, signal: Signal) {
+        if let Some(pidfd) = &self.pidfd {
+            let _ = rustix::process::pidfd_send_signal(pidfd.get_ref(), signal);
+        }
     }
 
     /// Asks the supervisor to stop (it kills and reaps the call), and kills
     /// it if it has not gone within [`STOP_GRACE`] (the namespace's init
     /// then dies with it, and every process of the call with that).
-    async fn stop(&self) {
-        let _ = rustix::process::pidfd_send_signal(self.pidfd.get_ref(), Signal::TERM);
+    async fn stop(&mut self) {
+        self.signal(Signal::TERM);
         if tokio::time::timeout(STOP_GRACE, self.exited())
             .await
             .is_err()
         {
-            let _ = rustix::process::pidfd_send_signal(self.pidfd.get_ref(), Signal::KILL);
+            self.signal(Signal::KILL);
             let _ = tokio::time::timeout(STOP_GRACE, self.exited()).await;
         }
+        self.ended();
     }
 }
 

@@ -19,6 +19,7 @@ use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::Interest;
@@ -125,10 +126,32 @@ impl ForkServer {
     }
 
     /// Starts a call's supervisor with `fds` as its descriptors 0 to 3 (the
-    /// plan, output, errors, report). Returns a pidfd of it. Waits for the
-    /// fork server's answer without holding the runtime's thread.
-    pub async fn launch(&self, fds: [BorrowedFd<'_>; 4]) -> Result<OwnedFd, String> {
+    /// plan, output, errors, report). Returns a pidfd of it.
+    ///
+    /// The exchange runs as a task of its own, so a caller dropped halfway
+    /// (a cancelled call) cannot leave an answer on the socket for the next
+    /// call to take; a supervisor started for a caller that is gone is
+    /// killed.
+    pub async fn launch(self: &Arc<Self>, fds: [OwnedFd; 4]) -> Result<OwnedFd, String> {
+        let server = self.clone();
+        let (answer_to, answer) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let launched = server.exchange(&fds).await;
+            drop(fds);
+            if let Err(Ok(unwanted)) = answer_to.send(launched) {
+                let _ =
+                    rustix::process::pidfd_send_signal(&unwanted, rustix::process::Signal::KILL);
+            }
+        });
+        answer
+            .await
+            .map_err(|_| "the sandbox's fork server exchange was lost".to_string())?
+    }
+
+    /// One request and its answer, the socket held for both.
+    async fn exchange(&self, fds: &[OwnedFd; 4]) -> Result<OwnedFd, String> {
         let gone = |e: std::io::Error| format!("the sandbox's fork server did not answer: {e}");
+        let fds = fds.each_ref().map(AsFd::as_fd);
         let socket = self.socket.lock().await;
         // SAFETY: the socket stays open, and the same descriptor, for as
         // long as `watched` (dropped before the lock) lives.
@@ -248,6 +271,7 @@ fn fork_call(socket: &OwnedFd, prebuilt: &Prebuilt, fds: Vec<OwnedFd>) -> Result
                     unsafe { libc::dup2(fd.as_raw_fd(), target) };
                 }
             }
+            super::close_on_exec_from(4);
             let code = supervisor::run(prebuilt, namespaced.then_some(ids));
             // SAFETY: leave without running the fork server's destructors.
             unsafe { libc::_exit(code) };

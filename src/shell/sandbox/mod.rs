@@ -39,8 +39,10 @@ pub mod probe;
 pub mod seccomp;
 #[cfg(target_os = "linux")]
 pub mod supervisor;
-
 #[cfg(unix)]
+pub mod temp;
+
+#[cfg(target_os = "linux")]
 use std::path::PathBuf;
 
 #[cfg(target_os = "linux")]
@@ -51,6 +53,54 @@ pub use probe::Layers;
 
 /// The argument that makes the binary a supervisor instead of a server.
 pub const SUPERVISOR_ARG: &str = "__rootbound-sandbox-supervisor";
+
+/// Marks every descriptor from `first` up close-on-exec. A client may
+/// start the server with descriptors open that it forgot to close (a log
+/// file, a socket, a pipe); they point outside every root, so no command may
+/// inherit them. Called by the server at start, by the fork server, and by
+/// each call's supervisor.
+#[cfg(unix)]
+pub fn close_on_exec_from(first: i32) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: close_range with CLOSE_RANGE_CLOEXEC only sets flags.
+        let marked = unsafe {
+            libc::syscall(
+                libc::SYS_close_range,
+                first as libc::c_uint,
+                libc::c_uint::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            )
+        };
+        if marked == 0 {
+            return;
+        }
+    }
+    // Kernels without close_range's flag, and other Unix: the descriptors
+    // the process has, as the kernel lists them.
+    let listing = if cfg!(target_os = "linux") {
+        "/proc/self/fd"
+    } else {
+        "/dev/fd"
+    };
+    let Ok(entries) = std::fs::read_dir(listing) else {
+        return;
+    };
+    let open: Vec<i32> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .filter(|fd| *fd >= first)
+        .collect();
+    for fd in open {
+        // SAFETY: fcntl on a descriptor number; a closed one fails harmlessly.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
+}
 
 /// Runs the binary as a bash call's supervisor; returns its exit code.
 /// Only Linux has supervisors; elsewhere the argument is refused.
@@ -154,134 +204,6 @@ pub struct Confinement {
     pub max_tasks: u64,
     pub cpu_seconds: u64,
     pub address_space: u64,
-}
-
-/// A call's private temporary directory (`TMPDIR`), removed when dropped,
-/// which is when the call ends, however it ends.
-#[cfg(unix)]
-#[derive(Debug)]
-pub struct PrivateTemp {
-    path: PathBuf,
-}
-
-/// Names of private temporary directories: `rootbound-<server pid>-<n>`.
-#[cfg(unix)]
-const TEMP_PREFIX: &str = "rootbound-";
-
-#[cfg(unix)]
-impl PrivateTemp {
-    /// Creates a new directory, readable and writable by its owner only.
-    pub fn create() -> std::io::Result<PrivateTemp> {
-        use std::os::unix::fs::DirBuilderExt;
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let base = std::env::temp_dir();
-        loop {
-            let n = NEXT.fetch_add(1, Ordering::Relaxed);
-            let path = base.join(format!("{TEMP_PREFIX}{}-{n}", std::process::id()));
-            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-                Ok(()) => return Ok(PrivateTemp { path }),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
-    }
-
-    pub fn path(&self) -> &std::path::Path {
-        &self.path
-    }
-}
-
-#[cfg(unix)]
-impl Drop for PrivateTemp {
-    fn drop(&mut self) {
-        if let Err(e) = remove_tree(&self.path) {
-            tracing::warn!("cannot remove {}: {e}", self.path.display());
-        }
-    }
-}
-
-/// Removes a directory tree a call may have left in any state: first as it
-/// is, then, if a directory inside was made unreadable or unwritable
-/// (`chmod 000`, which stops even its owner), after giving every directory
-/// in it back its owner's rights. Symlinks are never followed (the call has
-/// ended, so nothing swaps them meanwhile).
-#[cfg(unix)]
-fn remove_tree(path: &std::path::Path) -> std::io::Result<()> {
-    if std::fs::remove_dir_all(path).is_ok() {
-        return Ok(());
-    }
-    restore_owner_rights(path);
-    std::fs::remove_dir_all(path)
-}
-
-#[cfg(unix)]
-fn restore_owner_rights(dir: &std::path::Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let is_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
-    if !is_dir {
-        return;
-    }
-    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            restore_owner_rights(&entry.path());
-        }
-    }
-}
-
-/// Removes private temporary directories left by servers that are gone
-/// (killed before their calls ended). Returns how many were removed.
-#[cfg(unix)]
-pub fn remove_stale_temp_dirs() -> usize {
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-        return 0;
-    };
-    let mut removed = 0;
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(TEMP_PREFIX))
-            .and_then(|rest| rest.split_once('-'))
-            .and_then(|(pid, _)| pid.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        // SAFETY: kill with signal 0 only asks whether the process exists.
-        let alive = pid > 0
-            && (unsafe { libc::kill(pid, 0) } == 0
-                || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM));
-        let ours = entry
-            .metadata()
-            .map(|m| {
-                use std::os::unix::fs::MetadataExt;
-                // SAFETY: geteuid cannot fail.
-                m.is_dir() && m.uid() == unsafe { libc::geteuid() }
-            })
-            .unwrap_or(false);
-        if !alive && ours && remove_tree(&entry.path()).is_ok() {
-            removed += 1;
-        }
-    }
-    removed
-}
-
-/// Removes `dir` if it exists and is empty (a server's mount point for its
-/// calls' temporary file systems).
-#[cfg(target_os = "linux")]
-pub fn remove_dir_if_empty(dir: &std::path::Path) {
-    let _ = std::fs::remove_dir(dir);
-}
-
-/// Creates `dir` for its owner only, if it is not there yet.
-#[cfg(target_os = "linux")]
-pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
-        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
-        _ => Ok(()),
-    }
 }
 
 /// What `rootbound sandbox` says where the Linux layers are not available.

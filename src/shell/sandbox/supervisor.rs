@@ -65,8 +65,14 @@ pub fn main(args: &[String]) -> i32 {
             );
             0
         }
-        Some("fork-server") => super::fork_server::main(),
-        Some("run") => run_once(),
+        Some("fork-server") => {
+            super::close_on_exec_from(3);
+            super::fork_server::main()
+        }
+        Some("run") => {
+            super::close_on_exec_from(4);
+            run_once()
+        }
 
         _ => 2,
     }
@@ -271,6 +277,10 @@ fn serve(
     ids: Option<namespaces::Ids>,
 ) -> Result<Report, String> {
     block_signals();
+    // Should memory run out, the kernel ends the call's processes first,
+    // never the host's: the score is inherited by every process of the
+    // call, and raising it needs no privilege.
+    let _ = std::fs::write("/proc/self/oom_score_adj", "1000");
     let confinement = &request.confinement;
     let layers = &confinement.layers;
     match ids {

@@ -112,14 +112,30 @@ fn the_tables_cover_every_published_tool_and_parameter() {
 
 const BEGIN_PREFIX: &str = "<!-- BEGIN GENERATED: parameters of ";
 
-/// Tracked Markdown files (every `.md` below the repository when git is
-/// not there, as in a crate tarball).
+/// Whether the crate's folder is the top of a git work tree (not so in an
+/// unpacked crate, which may even lie inside another work tree).
+fn is_git_work_tree() -> bool {
+    let Ok(out) = std::process::Command::new("git")
+        .args(["rev-parse", "--show-toplevel"])
+        .current_dir(repo())
+        .output()
+    else {
+        return false;
+    };
+    let top = String::from_utf8_lossy(&out.stdout);
+    out.status.success()
+        && std::fs::canonicalize(top.trim()).ok() == std::fs::canonicalize(repo()).ok()
+}
+
+/// Tracked Markdown files (every `.md` below the crate's folder when it is
+/// not a git work tree, as in a crate tarball).
 fn markdown_files() -> Vec<PathBuf> {
     let out = std::process::Command::new("git")
         .args(["ls-files", "-z", "--", "*.md"])
         .current_dir(repo())
         .output();
-    if let Ok(out) = out
+    if is_git_work_tree()
+        && let Ok(out) = out
         && out.status.success()
     {
         return out

@@ -28,3 +28,8 @@ pub use tools::{Registry, State};
 /// if an accepted line would run other words than the policy checked.
 #[doc(hidden)]
 pub use shell::fuzzing::check_line as fuzz_bash_line;
+
+/// For `tests/docs.rs`: the parameter tables of docs/tools.md, generated
+/// from the tools' schemas and aliases.
+#[doc(hidden)]
+pub use tools::reference::parameter_tables as tool_parameter_tables;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks rootbound against real MCP clients: the MCP Inspector CLI, the
-# official Python SDK and Gemini CLI. Each is installed, at a pinned version,
-# into a scratch folder outside the repository (reused between runs). Any
-# failure, including a failed install, fails the script: nothing is skipped.
+# official Python SDK and Gemini CLI, then the Gemini CLI extension as a
+# release ships it. Each client is installed, at a pinned version, into a
+# scratch folder outside the repository (reused between runs). Any failure,
+# including a failed install, fails the script: nothing is skipped.
 set -euo pipefail
 
 INSPECTOR_VERSION=2.12.0
@@ -74,15 +75,86 @@ step "Python mcp $MCP_PYTHON_VERSION: ok"
 
 # --- Gemini CLI ------------------------------------------------------------------
 npm_install "$scratch/gemini" "@google/gemini-cli@$GEMINI_CLI_VERSION"
+gemini="$scratch/gemini/node_modules/.bin/gemini"
 project=$(mktemp -d)
 home=$(mktemp -d)
-trap 'rm -rf "$project" "$home"' EXIT
+ext_dir=$(mktemp -d)
+ext_home=$(mktemp -d)
+ext_project=$(mktemp -d)
+tmux_session="rootbound-extension-$$"
+cleanup() {
+  tmux kill-session -t "$tmux_session" 2>/dev/null || true
+  rm -rf "$project" "$home" "$ext_dir" "$ext_home" "$ext_project"
+}
+trap cleanup EXIT
 mkdir -p "$project/.gemini"
 cat >"$project/.gemini/settings.json" <<JSON
 {"mcpServers": {"rootbound": {"command": "$bin", "args": ["--root", "$repo"],
   "env": {"RUST_LOG": "warn"}, "timeout": 10000}}}
 JSON
 listing=$(cd "$project" && HOME="$home" GEMINI_CLI_TRUST_WORKSPACE=true \
-  timeout 180 "$scratch/gemini/node_modules/.bin/gemini" mcp list 2>&1) || fail "gemini mcp list: $listing"
+  timeout 180 "$gemini" mcp list 2>&1) || fail "gemini mcp list: $listing"
 grep -q 'rootbound.*Connected' <<<"$listing" || fail "gemini mcp list did not connect: $listing"
 step "Gemini CLI $GEMINI_CLI_VERSION: ok"
+
+# --- Gemini CLI extension ------------------------------------------------------
+# The extension folder as a release archive holds it (gemini-extension.json,
+# GEMINI.md, bin/rootbound), linked into a scratch HOME.
+case "$(uname -s)-$(uname -m)" in
+  Linux-x86_64) target=x86_64-unknown-linux-gnu ;;
+  Linux-aarch64) target=aarch64-unknown-linux-gnu ;;
+  *) fail "the extension check runs on Linux x86_64 or aarch64" ;;
+esac
+node "$repo/packaging/assemble.mjs" extension --target "$target" --binary "$bin" --out "$ext_dir/rootbound" \
+  >/dev/null || fail "assemble the extension"
+linked=$(HOME="$ext_home" timeout 120 "$gemini" extensions link "$ext_dir/rootbound" --consent 2>&1) \
+  || fail "gemini extensions link: $linked"
+grep -q 'Extension "rootbound" linked successfully' <<<"$linked" || fail "gemini extensions link: $linked"
+listing=$(cd "$ext_project" && HOME="$ext_home" GEMINI_CLI_TRUST_WORKSPACE=true \
+  timeout 180 "$gemini" mcp list 2>&1) || fail "gemini mcp list (extension): $listing"
+grep -q "rootbound (from rootbound): $ext_dir/rootbound/bin/rootbound --root $ext_project .*Connected" \
+  <<<"$listing" || fail "the extension's server did not connect: $listing"
+step "Gemini CLI extension: linked, Connected"
+
+# Which tools the model gets: the extension's excludeTools must remove
+# Gemini CLI's built-in file tools and none of ours (Gemini CLI matches an
+# excluded plain name such as read_file against MCP tools too). Only the
+# interactive UI lists the active tools, so it runs in tmux with a dummy API
+# key (no prompt is typed, so nothing is asked of a model).
+command -v tmux >/dev/null || fail "tmux is not installed (needed to read Gemini CLI's tool list)"
+mkdir -p "$ext_home/.gemini"
+echo '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"disableAutoUpdate": true}}' \
+  >"$ext_home/.gemini/settings.json"
+tmux new-session -d -s "$tmux_session" -x 200 -y 100 \
+  "cd '$ext_project' && HOME='$ext_home' GEMINI_API_KEY=not-a-real-key GEMINI_CLI_TRUST_WORKSPACE=true '$gemini'"
+# pane_wait PATTERN SECONDS: waits until the pane's text matches PATTERN.
+pane_wait() {
+  local deadline=$((SECONDS + $2))
+  while [ $SECONDS -lt $deadline ]; do
+    pane=$(tmux capture-pane -t "$tmux_session" -p -S -300 2>/dev/null || true)
+    grep -Eq "$1" <<<"$pane" && return 0
+    sleep 1
+  done
+  fail "Gemini CLI's screen never showed /$1/: $pane"
+}
+# pane_type TEXT: types a command and presses Enter.
+pane_type() {
+  tmux send-keys -t "$tmux_session" "$1" && sleep 1 && tmux send-keys -t "$tmux_session" Enter
+}
+pane_wait 'Type your message' 120
+# The server may still be starting: ask again until it is ready.
+for _ in 1 2 3 4 5 6; do
+  pane_type '/mcp list'
+  sleep 5
+  tmux capture-pane -t "$tmux_session" -p -S -300 | grep -q 'rootbound (from rootbound) - Ready' && break
+done
+pane_wait 'rootbound \(from rootbound\) - Ready \(9 tools\)' 5
+pane_type '/tools'
+pane_wait 'Available Gemini CLI tools:' 30
+sleep 1
+pane=$(tmux capture-pane -t "$tmux_session" -p -S -300)
+builtins=$(sed -n '/Available Gemini CLI tools:/,$p' <<<"$pane")
+for tool in read_file write_file replace list_directory glob grep_search read_many_files; do
+  grep -q "($tool)" <<<"$builtins" && fail "Gemini CLI's built-in $tool is still active: $builtins"
+done
+step "Gemini CLI extension: all 9 rootbound tools active, the built-in file tools excluded"

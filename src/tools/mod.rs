@@ -36,6 +36,7 @@ pub mod glob;
 pub mod list_directory;
 pub mod read_file;
 pub mod read_many_files;
+pub mod reference;
 pub mod replace;
 pub mod search_file_content;
 pub mod spec;

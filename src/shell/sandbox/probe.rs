@@ -253,7 +253,7 @@ pub fn properties(layers: &Layers) -> Vec<Property> {
         (
             "no unix-socket connect to a path outside the roots",
             join(vec![seccomp(
-                "socket, bind, connect and datagram socketpairs refused",
+                "socket, bind and connect refused; socket pairs only of stream or seqpacket type",
             )]),
         ),
         (
@@ -326,6 +326,21 @@ pub fn properties(layers: &Layers) -> Vec<Property> {
             ("RLIMIT_AS and RLIMIT_CPU".to_string(), true),
         ),
         (
+            "the call's processes are the first the out-of-memory killer ends",
+            ("oom_score_adj 1000".to_string(), true),
+        ),
+        (
+            "no descriptor the server inherited reaches a command",
+            (
+                "close-on-exec in the server, the fork server and each supervisor".to_string(),
+                true,
+            ),
+        ),
+        (
+            "no system call newer than the filter's review (listmount, ...)",
+            join(vec![seccomp("absent from number 457 on, unless reviewed")]),
+        ),
+        (
             "a fixed PATH and an allowlisted environment",
             ("set by the server".to_string(), true),
         ),
@@ -347,7 +362,10 @@ pub fn properties(layers: &Layers) -> Vec<Property> {
         ),
         (
             "the private temporary directory is removed after the call",
-            ("removed by the server".to_string(), true),
+            (
+                "removed by the server; a killed server's by the next one".to_string(),
+                true,
+            ),
         ),
     ];
     rows.into_iter()

@@ -158,6 +158,10 @@ async fn run_pipeline(
     };
     let mut children = Vec::new();
     let mut group: Option<i32> = None;
+    // Declared after `children`, so dropped before them: a pipeline whose
+    // call is dropped (cancelled) kills its group while the group's leader
+    // is still unreaped, so its id cannot have gone to another group.
+    let mut dropped_midway = KillOnDrop(None);
     let mut stdin_from: Option<OwnedFd> = None;
     let mut last_failed_to_start = None;
     for (k, stage) in stages.iter().enumerate() {
@@ -186,6 +190,7 @@ async fn run_pipeline(
             Ok(child) => {
                 if group.is_none() {
                     group = child.id().and_then(|id| i32::try_from(id).ok());
+                    dropped_midway.0 = group;
                 }
                 children.push(child);
                 if last {
@@ -223,6 +228,7 @@ async fn run_pipeline(
         () = cancel.cancelled() => Err(Stop::Cancelled),
     };
     if let Err(stop) = collected {
+        dropped_midway.0 = None;
         kill_group(group);
         for child in &mut children {
             let _ = child.start_kill();
@@ -234,16 +240,21 @@ async fn run_pipeline(
     let last_status = tokio::select! {
         statuses = wait_all(&mut children) => statuses,
         () = tokio::time::sleep_until(deadline.into()) => {
+            dropped_midway.0 = None;
             kill_group(group);
             reap(&mut children).await;
             return Err(Stop::Deadline);
         }
         () = cancel.cancelled() => {
+            dropped_midway.0 = None;
             kill_group(group);
             reap(&mut children).await;
             return Err(Stop::Cancelled);
         }
     };
+    // Every process the pipeline started has been waited for; the group's
+    // id is no longer ours to signal.
+    dropped_midway.0 = None;
     if let Some(code) = last_failed_to_start {
         return Ok(ExitOf::Code(code));
     }
@@ -339,6 +350,16 @@ async fn wait_all(children: &mut [tokio::process::Child]) -> Option<ExitStatus> 
         last = child.wait().await.ok();
     }
     last
+}
+
+/// Kills the pipeline's process group when the pipeline is dropped before
+/// it has ended.
+struct KillOnDrop(Option<i32>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        kill_group(self.0);
+    }
 }
 
 fn kill_group(group: Option<i32>) {
@@ -447,5 +468,48 @@ mod tests {
         let out = run(&steps, &setup, &CancellationToken::new()).await;
         assert_eq!(out.ending, Ending::TimedOut(Duration::from_millis(300)));
         assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    /// The processes whose command line contains `needle` (Linux's /proc).
+    #[cfg(target_os = "linux")]
+    fn processes_with(needle: &str) -> usize {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                std::fs::read(e.path().join("cmdline")).is_ok_and(|c| {
+                    String::from_utf8_lossy(&c)
+                        .replace('\0', " ")
+                        .contains(needle)
+                })
+            })
+            .count()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_dropped_call_kills_its_whole_process_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
+        let needle = format!("sleep 7.{}", std::process::id());
+        // A grandchild in the background, then a child that waits.
+        let script = format!("{needle}1 & {needle}2");
+        let steps = [Step {
+            stages: vec![stage(&["sh", "-c", &script])],
+            then: None,
+        }];
+        let setup = setup(dir.path(), &env, Duration::from_secs(30));
+        let cancel = CancellationToken::new();
+        let running = run(&steps, &setup, &cancel);
+        let dropped = tokio::time::timeout(Duration::from_millis(300), running).await;
+        assert!(dropped.is_err(), "the pipeline ended on its own");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while processes_with(&needle) > 0 {
+            assert!(
+                Instant::now() < deadline,
+                "a process of the dropped call lives on"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 }

@@ -647,6 +647,23 @@ fn the_sandbox_subcommand_prints_the_property_table() {
 
 // --- Regressions from the attack on 7de31a8 ------------------------------
 
+/// A unix datagram socket outside the roots, for a call to try to reach.
+fn datagram_listener(path: &Path) -> std::os::unix::net::UnixDatagram {
+    let listener = std::os::unix::net::UnixDatagram::bind(path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    listener
+}
+
+/// Nothing arrived at `listener` (given the call's datagrams time to land).
+fn assert_heard_nothing(listener: &std::os::unix::net::UnixDatagram, call: &BashAnswer) {
+    std::thread::sleep(Duration::from_millis(200));
+    let mut buf = [0u8; 64];
+    assert!(
+        listener.recv(&mut buf).is_err(),
+        "a datagram arrived: {call:?}"
+    );
+}
+
 #[tokio::test]
 async fn no_datagram_reaches_an_outside_unix_socket_and_no_abstract_name_is_bound() {
     if !has("seccomp") {
@@ -654,8 +671,7 @@ async fn no_datagram_reaches_an_outside_unix_socket_and_no_abstract_name_is_boun
     }
     let l = Layout::new();
     let path = l.outside().join("dgram.sock");
-    let listener = std::os::unix::net::UnixDatagram::bind(&path).unwrap();
-    listener.set_nonblocking(true).unwrap();
+    let listener = datagram_listener(&path);
     let name = format!("rootbound-inside-{}", std::process::id());
     let server = l.server(&[]).await;
     let script = format!(
@@ -667,12 +683,7 @@ async fn no_datagram_reaches_an_outside_unix_socket_and_no_abstract_name_is_boun
         p = path.display()
     );
     let a = sh(&server, &script).await;
-    std::thread::sleep(Duration::from_millis(200));
-    let mut buf = [0u8; 64];
-    assert!(
-        listener.recv(&mut buf).is_err(),
-        "a datagram arrived: {a:?}"
-    );
+    assert_heard_nothing(&listener, &a);
     assert!(a.stdout.contains("no-dgram-pair"), "{a:?}");
     assert!(
         !a.stdout.contains("abstract-bound") && !a.stdout.contains("connected"),
@@ -816,8 +827,7 @@ async fn no_socket_pair_type_can_aim_a_datagram_outside() {
     }
     let l = Layout::new();
     let path = l.outside().join("pairs.sock");
-    let listener = std::os::unix::net::UnixDatagram::bind(&path).unwrap();
-    listener.set_nonblocking(true).unwrap();
+    let listener = datagram_listener(&path);
     let server = l.server(&[]).await;
     let script = format!(
         "perl -MSocket -e 'for my $t (0..15) {{ socketpair(my $a, my $b, AF_UNIX, $t, 0) or next; \
@@ -825,12 +835,7 @@ async fn no_socket_pair_type_can_aim_a_datagram_outside() {
         p = path.display()
     );
     let a = sh(&server, &script).await;
-    std::thread::sleep(Duration::from_millis(200));
-    let mut buf = [0u8; 64];
-    assert!(
-        listener.recv(&mut buf).is_err(),
-        "a datagram arrived: {a:?}"
-    );
+    assert_heard_nothing(&listener, &a);
     // Stream (1) and seqpacket (5) pairs still work; nothing else opens.
     assert_eq!(a.stdout, "pair-1\npair-5", "{a:?}");
 }

@@ -169,22 +169,11 @@ impl Shell {
         deadline: Instant,
         cancel: &CancellationToken,
     ) -> Result<Outcome, String> {
-        let _turn = tokio::select! {
-            turn = self.turns.acquire() => turn.map_err(|e| e.to_string())?,
-            () = tokio::time::sleep_until(deadline.into()) => {
-                return Ok(Outcome {
-                    stdout: Vec::new(),
-                    stderr: b"rootbound: other commands held every turn until the time limit\n".to_vec(),
-                    ending: run::Ending::TimedOut(self.config.timeout),
-                });
-            }
-            () = cancel.cancelled() => {
-                return Ok(Outcome {
-                    stdout: Vec::new(),
-                    stderr: Vec::new(),
-                    ending: run::Ending::Cancelled,
-                });
-            }
+        let turn = self.turns.acquire();
+        let waited = self.wait_for(turn, deadline, cancel, "other commands held every turn");
+        let _turn = match waited.await {
+            Ok(turn) => turn.map_err(|e| e.to_string())?,
+            Err(ended) => return Ok(ended),
         };
         let writable = self.config.mode != BashMode::ReadOnly && !plan.writes_nothing;
         let gate = async {
@@ -196,22 +185,10 @@ impl Shell {
                 None
             }
         };
-        let _gate = tokio::select! {
-            gate = gate => gate,
-            () = tokio::time::sleep_until(deadline.into()) => {
-                return Ok(Outcome {
-                    stdout: Vec::new(),
-                    stderr: b"rootbound: writes in the roots went on until the time limit\n".to_vec(),
-                    ending: run::Ending::TimedOut(self.config.timeout),
-                });
-            }
-            () = cancel.cancelled() => {
-                return Ok(Outcome {
-                    stdout: Vec::new(),
-                    stderr: Vec::new(),
-                    ending: run::Ending::Cancelled,
-                });
-            }
+        let waited = self.wait_for(gate, deadline, cancel, "writes in the roots went on");
+        let _gate = match waited.await {
+            Ok(gate) => gate,
+            Err(ended) => return Ok(ended),
         };
         self.check_git_configs(plan, deadline, cancel).await?;
         let call = Call {
@@ -223,6 +200,30 @@ impl Shell {
             limit: self.config.timeout,
         };
         self.executor.execute(&call, cancel).await
+    }
+
+    /// Waits for `what` within the call's time limit and cancellation; Err
+    /// is how the call ends instead (`why_late` says what held it up).
+    async fn wait_for<T>(
+        &self,
+        what: impl std::future::Future<Output = T>,
+        deadline: Instant,
+        cancel: &CancellationToken,
+        why_late: &str,
+    ) -> Result<T, Outcome> {
+        tokio::select! {
+            done = what => Ok(done),
+            () = tokio::time::sleep_until(deadline.into()) => Err(Outcome {
+                stdout: Vec::new(),
+                stderr: format!("rootbound: {why_late} until the time limit\n").into_bytes(),
+                ending: run::Ending::TimedOut(self.config.timeout),
+            }),
+            () = cancel.cancelled() => Err(Outcome {
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+                ending: run::Ending::Cancelled,
+            }),
+        }
     }
 
     /// The text a refused command answers with: what and why, then what is allowed.

@@ -511,6 +511,125 @@ async fn class3_what_git_reads_is_what_was_checked() {
     assert!(!marker.exists(), "the filter ran in a race with write_file");
 }
 
+/// Class 3, a repository's transport: a partial clone fetches missing
+/// objects through its remote's transport, and `ext::` runs a program.
+/// Judged by a token only `expr` run through `sh` could print.
+#[tokio::test]
+async fn class3_a_missing_object_is_never_fetched_through_a_transport() {
+    let l = Layout::new();
+    l.git_repo();
+    let root = l.root();
+    let blob = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD:notes.txt"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    let blob = String::from_utf8(blob.stdout).unwrap().trim().to_string();
+    std::fs::remove_file(root.join(format!(".git/objects/{}/{}", &blob[..2], &blob[2..]))).unwrap();
+    let config = root.join(".git/config");
+    let pristine = std::fs::read_to_string(&config).unwrap();
+    let transport = "[core]\n\trepositoryformatversion = 1\n\
+        [extensions]\n\tpartialClone = origin\n\
+        [remote \"origin\"]\n\tpromisor = true\n\tpartialclonefilter = blob:none\n\
+        \turl = ext::sh -c expr% 40000% +% 1337% 1>&2\n";
+    for protocol in ["[protocol \"ext\"]\n\tallow = always\n", ""] {
+        std::fs::write(&config, format!("{pristine}{transport}{protocol}")).unwrap();
+        for mode in [
+            &["--bash-mode", "read-only"][..],
+            &["--bash-mode", "allowlist"],
+        ] {
+            let server = l.server(mode).await;
+            for command in [
+                format!("git cat-file -p {blob}"),
+                "git show HEAD".to_string(),
+            ] {
+                let (_, text) = bash(&server, &command).await;
+                assert!(!text.contains("41337"), "{mode:?} {command}: {text}");
+            }
+        }
+    }
+}
+
+/// Class 3, subcommands the user allows are governed too: their options
+/// come from tables (no `--upload-pack`, no `clone -c`, no `rebase
+/// --exec`), one without a table takes none, and configuration that names
+/// a program under a new name (`gpg.ssh.defaultKeyCommand`) refuses git.
+#[tokio::test]
+async fn class3_subcommands_the_user_allows_are_governed() {
+    let l = Layout::new();
+    l.git_repo();
+    let root = l.root();
+    git(&root, &["config", "user.name", "t"]);
+    git(&root, &["config", "user.email", "t@t"]);
+    let allow: Vec<&str> = ["commit", "add", "fetch", "clone", "rebase", "frob"]
+        .iter()
+        .flat_map(|sub| {
+            [
+                "--bash-allow",
+                Box::leak(format!("git {sub}").into_boxed_str()),
+            ]
+        })
+        .collect();
+    let mut args = vec!["--bash-mode", "allowlist"];
+    args.extend(allow);
+    let server = l.server(&args).await;
+    // The sums only `expr` could print; the commands show only their terms.
+    let token_free = |text: &str| {
+        !["40002", "40003", "40005", "40007"]
+            .iter()
+            .any(|t| text.contains(t))
+    };
+    for command in [
+        "git fetch '--upload-pack=expr 40000 + 3 >&2;' .",
+        "git clone -c 'filter.x.smudge=sh -c \"expr 40000 + 5 >&2; cat\"' . copy",
+        "git clone --config=core.fsmonitor=x . copy",
+        "git rebase --exec 'expr 40000 + 7' HEAD",
+        "git rebase -x 'expr 40000 + 7' HEAD",
+        "git frob --upload-pack=x",
+        "git commit -S -m signed",
+        "git add -p",
+    ] {
+        let text = refused(&server, command).await;
+        assert!(token_free(&text), "{command}: {text}");
+    }
+    // What the tables allow works, and writes.
+    std::fs::write(root.join("notes.txt"), "changed\n").unwrap();
+    let a = ran(
+        &server,
+        "git add notes.txt && git commit -q -m from-rootbound",
+    )
+    .await;
+    assert_eq!(a.exit_code(), Some(0), "{a:?}");
+    let log = std::process::Command::new("git")
+        .args(["log", "-1", "--format=%s"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&log.stdout).trim(),
+        "from-rootbound"
+    );
+
+    // A signing program under a name the old list missed.
+    let config = root.join(".git/config");
+    let pristine = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "{pristine}[commit]\n\tgpgsign = true\n[gpg]\n\tformat = ssh\n\
+             [gpg \"ssh\"]\n\tdefaultKeyCommand = sh -c 'expr 40000 + 2 >&2; echo key'\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(root.join("notes.txt"), "changed again\n").unwrap();
+    let text = refused(&server, "git commit -a -m x").await;
+    assert!(
+        text.contains("defaultkeycommand") || text.contains("defaultKeyCommand"),
+        "{text}"
+    );
+    assert!(token_free(&text), "{text}");
+}
+
 /// Class 4: paths the guard must see: a `file:` prefix is a path, values
 /// attached to short options are paths, files of names are refused, and
 /// recursive walks that follow links out are refused.

@@ -1022,3 +1022,50 @@ async fn the_calls_processes_are_the_first_the_oom_killer_picks() {
     assert_ne!(own.trim(), "1000", "the test itself must not start at 1000");
     running.abort();
 }
+
+/// Memory a call cannot hold outside its limits: no memfd (its pages count
+/// against no RLIMIT_AS). And no abstract name in the host's namespace
+/// from a socket asked for credentials (autobind).
+#[tokio::test]
+async fn no_memfd_and_no_autobound_abstract_names() {
+    if !has("seccomp") {
+        return skip("no_memfd", "seccomp is not available");
+    }
+    let l = Layout::new();
+    let server = l.server(&[]).await;
+    let a = sh(
+        &server,
+        "python3 -c \"import os\ntry:\n os.memfd_create('x'); print('memfd')\nexcept OSError as e: print('no-memfd', e.errno)\"",
+    )
+    .await;
+    assert_eq!(a.stdout, format!("no-memfd {}", libc::ENOSYS), "{a:?}");
+    let names = || -> std::collections::HashSet<String> {
+        std::fs::read_to_string("/proc/net/unix")
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(7))
+            .filter(|n| n.starts_with('@'))
+            .map(str::to_string)
+            .collect()
+    };
+    let before = names();
+    // The names are looked at while the socket is still open.
+    let server = std::sync::Arc::new(server);
+    let running = {
+        let server = server.clone();
+        tokio::spawn(async move {
+            sh(
+                &server,
+                "perl -MSocket -e 'socketpair(my $a, my $b, AF_UNIX, SOCK_SEQPACKET, 0) or die; \
+                 setsockopt($a, SOL_SOCKET, SO_PASSCRED, 1) or print \"no-passcred\\n\"; \
+                 send($a, \"x\", 0); sleep 2'",
+            )
+            .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let appeared: Vec<String> = names().difference(&before).cloned().collect();
+    let a = running.await.unwrap();
+    assert!(appeared.is_empty(), "new abstract names: {appeared:?}");
+    assert_eq!(a.stdout, "no-passcred", "{a:?}");
+}

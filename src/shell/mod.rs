@@ -72,9 +72,9 @@ pub struct Plan {
     pub git_pins: Vec<Pin>,
     /// Glob matches left out because they lead outside the roots.
     pub left_out: usize,
-    /// The line runs git beside other programs (or `git config`), so it runs
-    /// with nothing writable: no stage can change the configuration git
-    /// reads after it was checked.
+    /// The line runs git beside other programs (or `git config` beside
+    /// other git commands), so it runs with nothing writable: no stage can
+    /// change the configuration git reads after it was checked.
     pub writes_nothing: bool,
 }
 
@@ -280,6 +280,7 @@ impl Shell {
         let mut steps = Vec::new();
         let mut git_pins: Vec<Pin> = Vec::new();
         let mut other_programs = false;
+        let mut git_stages = 0;
         let mut writes_git_config = false;
         for item in &line.items {
             let mut stages = Vec::new();
@@ -301,6 +302,7 @@ impl Shell {
                 let mut stage = Stage::new(checked.argv);
                 stage.redirects = cmd.redirects.clone();
                 other_programs |= checked.git_dir.is_none();
+                git_stages += usize::from(checked.git_dir.is_some());
                 writes_git_config |= checked.git_subcommand.as_deref() == Some("config");
                 if let Some(dir) = checked.git_dir {
                     let pin = git_repo::locate(guard, &self.cwd.join(dir))?;
@@ -318,7 +320,8 @@ impl Shell {
         }
         // git's configuration is checked before the line runs; nothing in
         // the line may change it before git reads it.
-        let writes_nothing = !git_pins.is_empty() && (other_programs || writes_git_config);
+        let writes_nothing =
+            !git_pins.is_empty() && (other_programs || (writes_git_config && git_stages > 1));
         Ok(Plan {
             steps,
             git_pins,
@@ -416,6 +419,8 @@ fn child_env(config: &BashConfig) -> Vec<(String, String)> {
         ("GIT_PAGER".to_string(), "cat".to_string()),
         ("GIT_CONFIG_NOSYSTEM".to_string(), "1".to_string()),
         ("GIT_CONFIG_GLOBAL".to_string(), "/dev/null".to_string()),
+        // git 2.44 and later: never fetch a missing object on its own.
+        ("GIT_NO_LAZY_FETCH".to_string(), "1".to_string()),
         ("GIT_ATTR_NOSYSTEM".to_string(), "1".to_string()),
         ("GIT_TERMINAL_PROMPT".to_string(), "0".to_string()),
         ("GIT_OPTIONAL_LOCKS".to_string(), "0".to_string()),

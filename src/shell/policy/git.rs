@@ -112,6 +112,10 @@ pub const NEUTRALIZE_GLOBAL: &[&str] = &[
     "-c",
     "protocol.allow=never",
     "-c",
+    "protocol.ext.allow=never",
+    "-c",
+    "protocol.fd.allow=never",
+    "-c",
     "safe.bareRepository=explicit",
     "-c",
     "core.alternateRefsCommand=",
@@ -185,9 +189,10 @@ impl GitCommand {
     }
 }
 
-/// Reads and checks `git ARGS`. `user_sub`: a `--bash-allow` entry such as
-/// `git commit` admitted this subcommand, so its arguments get only the
-/// generic path checks.
+/// Reads and checks `git ARGS`. `user_subcommands`: subcommands that
+/// `--bash-allow` entries such as `git commit` admitted; they are read by
+/// their writing tables (`git_write`), and one without a table takes no
+/// options.
 pub fn check(
     args: &[String],
     paths: &dyn PathCheck,
@@ -254,7 +259,13 @@ pub fn check(
     }
     command.sub = Some(sub.clone());
     command.args = rest.to_vec();
-    if let Some(program) = SUBCOMMANDS.iter().find(|p| p.name == sub) {
+    let user_allowed = user_subcommands.iter().any(|u| u == sub);
+    // A subcommand the user allowed is read by its writing table (`git
+    // branch NAME` creates); otherwise by the read-only one.
+    let writing = user_allowed
+        .then(|| super::git_write::SUBCOMMANDS.iter().find(|p| p.name == sub))
+        .flatten();
+    if let Some(program) = writing.or_else(|| SUBCOMMANDS.iter().find(|p| p.name == sub)) {
         let parsed = options::check(program, rest, paths, &command.dir).map_err(|r| Refusal {
             reason: r.reason.replacen(
                 &format!("of {}", program.name),
@@ -266,8 +277,24 @@ pub fn check(
         command.dashdash = parsed.dashdash_at;
         return Ok(command);
     }
-    if user_subcommands.iter().any(|u| u == sub) {
+    if user_allowed {
+        // No table: operands only, each a path inside the roots.
         command.dashdash = rest.iter().position(|a| a == "--");
+        let options_end = command.dashdash.unwrap_or(rest.len());
+        if let Some(option) = rest[..options_end].iter().find(|a| a.starts_with('-')) {
+            return refuse(
+                option,
+                format!(
+                    "rootbound has no option table for `git {sub}`, so it takes no options; \
+                     subcommands with tables: {}",
+                    super::git_write::SUBCOMMANDS
+                        .iter()
+                        .map(|p| p.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
+        }
         super::check_paths_generic(rest, paths, &command.dir)?;
         return Ok(command);
     }
@@ -314,6 +341,15 @@ pub fn config_key_hazard(key: &str, value: &str) -> Option<&'static str> {
         "pager" => return Some("names a pager program"),
         "trace2" => return Some("writes trace files"),
         "sendemail" => return Some("names mail programs"),
+        "alias" => {
+            return Some(
+                "defines an alias, which can run a shell command or add options no table checked",
+            );
+        }
+        "protocol" if !value.eq_ignore_ascii_case("never") => {
+            return Some("allows a transport, which can run a program (`ext::`)");
+        }
+        "url" => return Some("rewrites remote addresses"),
         _ => {}
     }
     if key == "core.bare" && value.eq_ignore_ascii_case("true") {
@@ -322,35 +358,50 @@ pub fn config_key_hazard(key: &str, value: &str) -> Option<&'static str> {
     if key == "core.fsmonitor" {
         return (!value.eq_ignore_ascii_case("false")).then_some("runs a file-system monitor");
     }
+    if key == "extensions.partialclone" || (section == "remote" && name == "promisor") {
+        return Some("makes git fetch missing objects from a remote, through its transport");
+    }
+    if section == "remote" {
+        match name {
+            "url" | "pushurl" if value.contains("::") || value.starts_with("ext:") => {
+                return Some("names a remote helper program");
+            }
+            "vcs" => return Some("names a remote helper program"),
+            _ => {}
+        }
+    }
     if name == "path" && matches!(section, "man" | "browser" | "difftool" | "mergetool") {
         return Some("names a program");
     }
-    match name {
-        "command"
-        | "cmd"
-        | "program"
-        | "driver"
-        | "viewer"
-        | "editor"
-        | "pager"
-        | "sshcommand"
-        | "askpass"
-        | "gitproxy"
-        | "proxy"
-        | "browser"
-        | "smtpserver"
-        | "alternaterefscommand"
-        | "packobjectshook"
-        | "uploadpack"
-        | "receivepack" => Some("names a program"),
-        "helper" => Some("names a helper program"),
-        "textconv" => Some("names a text-conversion program"),
-        "external" => Some("names an external diff program"),
-        "clean" | "smudge" | "process" if section == "filter" => Some("names a filter program"),
-        "hookspath" => Some("moves the hooks git runs"),
-        "difffilter" => Some("names a filter program"),
-        _ => None,
+    if matches!(name, "clean" | "smudge" | "process") && section == "filter" {
+        return Some("names a filter program");
     }
+    // A key's last word says what it holds; these words hold programs
+    // (`gpg.ssh.defaultKeyCommand`, `sequence.editor`, `core.hooksPath`).
+    const NAMES_PROGRAMS: &[(&str, &str)] = &[
+        ("command", "names a program"),
+        ("cmd", "names a program"),
+        ("program", "names a program"),
+        ("driver", "names a program"),
+        ("viewer", "names a program"),
+        ("editor", "names a program"),
+        ("pager", "names a program"),
+        ("askpass", "names a program"),
+        ("proxy", "names a proxy program"),
+        ("browser", "names a program"),
+        ("smtpserver", "names a program"),
+        ("uploadpack", "names a program"),
+        ("receivepack", "names a program"),
+        ("hook", "names a hook program"),
+        ("helper", "names a helper program"),
+        ("textconv", "names a text-conversion program"),
+        ("external", "names an external diff program"),
+        ("difffilter", "names a filter program"),
+    ];
+    NAMES_PROGRAMS
+        .iter()
+        .find(|(word, _)| name.contains(word))
+        .map(|(_, why)| *why)
 }
 
 /// The first hazard in `git config --list -z --show-scope --show-origin`
@@ -1363,6 +1414,19 @@ mod tests {
             ("pager.log", "sh"),
             ("core.bare", "true"),
             ("uploadpack.packObjectsHook", "x"),
+            ("gpg.ssh.defaultKeyCommand", "sh -c x"),
+            ("sequence.editor", "x"),
+            ("core.hooksPath", "x"),
+            ("alias.co", "!sh"),
+            ("alias.st", "status"),
+            ("protocol.ext.allow", "always"),
+            ("protocol.file.allow", "user"),
+            ("url.ext::sh.insteadOf", "https://"),
+            ("extensions.partialClone", "origin"),
+            ("remote.origin.promisor", "true"),
+            ("remote.origin.url", "ext::sh -c x"),
+            ("remote.origin.pushurl", "fd::3"),
+            ("remote.origin.vcs", "x"),
         ] {
             assert!(config_key_hazard(key, value).is_some(), "{key}");
         }
@@ -1371,6 +1435,11 @@ mod tests {
             ("core.bare", "false"),
             ("user.name", "x"),
             ("remote.origin.url", "x"),
+            ("remote.origin.url", "https://example.com/r.git"),
+            ("remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*"),
+            ("branch.main.remote", "origin"),
+            ("protocol.ext.allow", "never"),
+            ("core.autocrlf", "input"),
             ("filter.lfs.required", "true"),
             ("color.ui", "auto"),
         ] {

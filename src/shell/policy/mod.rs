@@ -15,6 +15,7 @@
 pub mod coreutils;
 pub mod find;
 pub mod git;
+pub mod git_write;
 pub mod options;
 pub mod scripts;
 pub mod search;

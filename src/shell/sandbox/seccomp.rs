@@ -10,6 +10,9 @@
 //! - `mknod`: no device nodes, FIFOs or sockets.
 //! - Set-user-ID and set-group-ID bits: `chmod` to them, or a file created
 //!   with them, is refused, so a call cannot leave a setuid program behind.
+//! - `memfd_create` (its pages escape RLIMIT_AS), and asking a socket for
+//!   credentials (it gives the socket an abstract name in the host's
+//!   namespace).
 //! - inotify (it reports the names of files in directories Landlock would
 //!   not let the call list), file leases (they stall other processes'
 //!   writes to a file the call can merely read), and `openat2` (its mode
@@ -147,6 +150,9 @@ fn missing_calls() -> Vec<i64> {
     ];
     #[cfg(target_arch = "x86_64")]
     calls.push(libc::SYS_inotify_init);
+    // Memory in a memfd counts against no limit of the call's (not
+    // RLIMIT_AS); the call's files in memory are its 1 GiB TMPDIR.
+    calls.extend([libc::SYS_memfd_create, libc::SYS_memfd_secret]);
     calls.extend(
         (FIRST_UNREVIEWED..=LAST_REFUSED_NUMBER).filter(|n| !REVIEWED_NEWER_CALLS.contains(n)),
     );
@@ -185,6 +191,10 @@ fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, String> {
 /// The bits of `socketpair(2)`'s type argument that hold the type (the
 /// rest are `SOCK_NONBLOCK` and `SOCK_CLOEXEC`).
 const SOCKET_TYPE_MASK: u64 = 0xf;
+/// `SO_PASSCRED` and `SO_PASSPIDFD` (asm-generic values, those of x86-64
+/// and arm64).
+const SO_PASSCRED: u64 = 16;
+const SO_PASSPIDFD: u64 = 76;
 /// Socket pairs a call may make: connected to each other, never aimed.
 const ALLOWED_PAIR_TYPES: &[u64] = &[libc::SOCK_STREAM as u64, libc::SOCK_SEQPACKET as u64];
 
@@ -310,6 +320,23 @@ pub fn build(metadata: bool, ipc_shared: bool, x32: bool) -> Result<Filters, Str
     )
     .map_err(|e| e.to_string())?;
     denied.add(libc::SYS_fcntl, vec![rule(vec![lease])?]);
+    // Asking for credentials on a socket makes the kernel give it an
+    // abstract name of its own on first send (autobind), in the host's
+    // namespace: a call could use up those names.
+    let mut credential_rules = Vec::new();
+    for option in [SO_PASSCRED, SO_PASSPIDFD] {
+        let level = SeccompCondition::new(
+            1,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Eq,
+            libc::SOL_SOCKET as u64,
+        )
+        .map_err(|e| e.to_string())?;
+        let name = SeccompCondition::new(2, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, option)
+            .map_err(|e| e.to_string())?;
+        credential_rules.push(rule(vec![level, name])?);
+    }
+    denied.add(libc::SYS_setsockopt, credential_rules);
     if !metadata {
         // Metadata calls are allowed (inside the writable set), but never
         // to set-ID bits.

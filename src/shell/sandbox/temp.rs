@@ -123,8 +123,11 @@ impl ServerTemp {
 
     /// Removes this server's directory, and the user's if it is then empty.
     pub fn remove(&self) {
-        if let Err(e) = remove_tree(&self.dir) {
-            tracing::warn!("cannot remove {}: {e}", self.dir.display());
+        match remove_tree(&self.dir) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                tracing::warn!("cannot remove {}: {e}", self.dir.display());
+            }
+            _ => {}
         }
         if let Some(parent) = self.dir.parent() {
             let _ = std::fs::remove_dir(parent);

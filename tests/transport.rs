@@ -376,3 +376,46 @@ fn stdout_carries_only_json_rpc_even_with_every_log_on() {
         "{logged}"
     );
 }
+
+/// More slow requests than may be in flight, then a cancellation for each:
+/// the cancellations are read although requests wait for a slot, the
+/// waiting ones are dropped, and the next request is answered long before
+/// the slow ones would have ended (bash's 60 s limit).
+#[test]
+fn cancellations_get_through_while_requests_wait_for_a_slot() {
+    const SLOW: u64 = 100;
+    let dir = Scratch::new();
+    dir.file("a.txt", "small\n");
+    let mut server = Bare::start(&dir.path, "error");
+    server.send(initialize());
+    server.reply();
+    server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for i in 0..SLOW {
+        server.send(
+            json!({"jsonrpc": "2.0", "id": 100 + i, "method": "tools/call",
+            "params": {"name": "bash", "arguments": {"command": "tail -f a.txt"}}}),
+        );
+    }
+    for i in 0..SLOW {
+        server.send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 100 + i, "reason": "test"}}),
+        );
+    }
+    let asked = std::time::Instant::now();
+    server.send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}));
+    loop {
+        let reply = server.reply();
+        if reply["id"] == 5 {
+            assert!(reply["result"]["tools"].is_array(), "{reply}");
+            break;
+        }
+    }
+    assert!(
+        asked.elapsed() < Duration::from_secs(20),
+        "tools/list waited {:?} behind cancelled requests",
+        asked.elapsed()
+    );
+    let (code, _) = server.hang_up();
+    assert_eq!(code, Some(0));
+}

@@ -8,9 +8,13 @@
 //! replies are being written, is never cut.
 //!
 //! At most [`MAX_IN_FLIGHT`] requests are handled at once, counting each
-//! one until its reply has been written to stdout. Past that the reader stops
-//! reading stdin, so a client that sends requests without reading replies is
-//! held back by the pipe instead of filling the server's memory.
+//! one until its reply has been written to stdout. Requests past that wait
+//! in a queue of at most [`MAX_WAITING`] requests and [`MAX_WAITING_BYTES`]
+//! bytes, while notifications go on being read: a client with many slow
+//! requests out can still cancel them, and a cancelled request that is
+//! still waiting is dropped. When the queue is full too, the reader stops
+//! reading stdin, so a client that sends requests without reading replies
+//! is held back by the pipe instead of filling the server's memory.
 //!
 //! rmcp's own stdio transport silently drops a line that is not JSON. We
 //! answer it with a JSON-RPC parse error (`-32700`) and a JSON message of the
@@ -39,6 +43,13 @@ pub const MAX_LINE_BYTES: usize = 128 * 1024 * 1024;
 /// Requests handled at once (each counts until its reply is written). Past
 /// this, stdin is not read until a reply goes out.
 pub const MAX_IN_FLIGHT: usize = 64;
+
+/// Requests waiting for a slot, at most; past that stdin is not read.
+pub const MAX_WAITING: usize = 1024;
+
+/// Bytes of requests waiting for a slot, at most (a larger request waits
+/// until the queue is empty).
+pub const MAX_WAITING_BYTES: usize = 16 * 1024 * 1024;
 
 /// Messages read ahead of the service loop.
 const READ_AHEAD: usize = 16;
@@ -77,13 +88,24 @@ impl StdioTransport {
         let writer: Writer = Arc::new(Mutex::new(Box::new(writer)));
         let in_flight = Arc::new(InFlight::new(MAX_IN_FLIGHT));
         let (sender, incoming) = mpsc::channel(READ_AHEAD);
+        let (to_admit, waiting) = mpsc::channel(MAX_WAITING);
+        let queue = Arc::new(Waiting::default());
         let reader = Reader {
             lines: LineReader::new(BufReader::with_capacity(64 * 1024, reader)),
-            sender,
+            sender: sender.clone(),
+            to_admit,
+            queue: queue.clone(),
             writer: writer.clone(),
             in_flight: in_flight.clone(),
         };
+        let admitter = Admitter {
+            waiting,
+            queue,
+            sender,
+            in_flight: in_flight.clone(),
+        };
         tokio::spawn(reader.run());
+        tokio::spawn(admitter.run());
         StdioTransport {
             incoming,
             writer,
@@ -141,13 +163,93 @@ impl InFlight {
     }
 }
 
+/// Requests read but not yet admitted: whether each has been cancelled, and
+/// the bytes they hold.
+struct Waiting {
+    cancelled: std::sync::Mutex<HashMap<RequestId, bool>>,
+    bytes: Arc<Semaphore>,
+    /// Held while a request leaves the queue for the service, and while a
+    /// cancellation that bypasses the queue is sent: a cancellation never
+    /// reaches the service before the request it cancels.
+    handing_over: Mutex<()>,
+}
+
+impl Default for Waiting {
+    fn default() -> Waiting {
+        Waiting {
+            cancelled: std::sync::Mutex::new(HashMap::new()),
+            bytes: Arc::new(Semaphore::new(MAX_WAITING_BYTES)),
+            handing_over: Mutex::new(()),
+        }
+    }
+}
+
+impl Waiting {
+    fn ids(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, bool>> {
+        self.cancelled.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A message in the queue, which keeps the order the client sent.
+enum Queued {
+    /// A request on its way to a slot, with the bytes it holds.
+    Request {
+        id: RequestId,
+        message: Box<RxJsonRpcMessage<RoleServer>>,
+        _bytes: OwnedSemaphorePermit,
+    },
+    /// A notification (not a cancellation), after the requests before it.
+    Notification(Box<RxJsonRpcMessage<RoleServer>>),
+}
+
 /// The task that reads stdin: frames lines, answers what cannot be parsed,
-/// and passes messages on, waiting for a free slot before each request.
+/// queues requests and notifications for the [`Admitter`] in order, and
+/// passes cancellations and responses straight on, so they are never
+/// stuck behind requests waiting for a slot.
 struct Reader<R> {
     lines: LineReader<R>,
     sender: mpsc::Sender<RxJsonRpcMessage<RoleServer>>,
+    to_admit: mpsc::Sender<Queued>,
+    queue: Arc<Waiting>,
     writer: Writer,
     in_flight: Arc<InFlight>,
+}
+
+/// The task that hands queued requests to the service, each once a slot is
+/// free; one cancelled while it waited is dropped (a cancelled request gets
+/// no reply).
+struct Admitter {
+    waiting: mpsc::Receiver<Queued>,
+    queue: Arc<Waiting>,
+    sender: mpsc::Sender<RxJsonRpcMessage<RoleServer>>,
+    in_flight: Arc<InFlight>,
+}
+
+impl Admitter {
+    async fn run(mut self) {
+        while let Some(queued) = self.waiting.recv().await {
+            let message = match queued {
+                Queued::Notification(message) => message,
+                Queued::Request { id, message, .. } => {
+                    self.in_flight.admit(id.clone()).await;
+                    let _handing_over = self.queue.handing_over.lock().await;
+                    let cancelled = self.queue.ids().remove(&id).unwrap_or(false);
+                    if cancelled {
+                        tracing::debug!("dropped request {id:?}, cancelled while it waited");
+                        self.in_flight.release(&id);
+                        continue;
+                    }
+                    if self.sender.send(*message).await.is_err() {
+                        break;
+                    }
+                    continue;
+                }
+            };
+            if self.sender.send(*message).await.is_err() {
+                break;
+            }
+        }
+    }
 }
 
 impl<R: AsyncBufRead + Unpin> Reader<R> {
@@ -161,15 +263,19 @@ impl<R: AsyncBufRead + Unpin> Reader<R> {
                     break;
                 }
             };
-            let verdict = match line {
-                Line::Oversized(head) => Verdict::Answer {
-                    id: recover_id(head),
-                    code: -32600,
-                    message: format!(
-                        "Invalid Request: message longer than {MAX_LINE_BYTES} bytes was discarded"
-                    ),
-                },
-                Line::Complete(bytes) => judge(bytes),
+            let (verdict, size) = match line {
+                Line::Oversized(head) => (
+                    Verdict::Answer {
+                        id: recover_id(head),
+                        code: -32600,
+                        message: format!(
+                            "Invalid Request: message longer than {MAX_LINE_BYTES} bytes was \
+                             discarded"
+                        ),
+                    },
+                    0,
+                ),
+                Line::Complete(bytes) => (judge(bytes), bytes.len()),
             };
             self.lines.shrink_if_large();
             match verdict {
@@ -183,27 +289,59 @@ impl<R: AsyncBufRead + Unpin> Reader<R> {
                     }
                 }
                 Verdict::Pass(message) => {
-                    match message.as_ref() {
-                        JsonRpcMessage::Request(request) => {
-                            self.in_flight.admit(request.id.clone()).await;
-                        }
-                        JsonRpcMessage::Notification(notification) => {
-                            if let rmcp::model::ClientNotification::CancelledNotification(c) =
-                                &notification.notification
-                                && let Some(id) = &c.params.request_id
-                            {
-                                // rmcp drops the reply of a cancelled request.
-                                self.in_flight.release(id);
-                            }
-                        }
-                        _ => {}
-                    }
-                    if self.sender.send(*message).await.is_err() {
+                    if !self.pass(message, size).await {
                         // The service has stopped listening.
                         break;
                     }
                 }
             }
+        }
+    }
+
+    /// Sends a request to the queue, and anything else on to the service.
+    /// False when the service is gone.
+    async fn pass(&mut self, message: Box<RxJsonRpcMessage<RoleServer>>, size: usize) -> bool {
+        match message.as_ref() {
+            JsonRpcMessage::Request(request) => {
+                let id = request.id.clone();
+                let share = u32::try_from(size.min(MAX_WAITING_BYTES)).unwrap_or(u32::MAX);
+                // The semaphore is never closed.
+                let Ok(bytes) = self.queue.bytes.clone().acquire_many_owned(share).await else {
+                    return false;
+                };
+                self.queue.ids().insert(id.clone(), false);
+                let queued = Queued::Request {
+                    id,
+                    message,
+                    _bytes: bytes,
+                };
+                self.to_admit.send(queued).await.is_ok()
+            }
+            JsonRpcMessage::Notification(notification) => {
+                let rmcp::model::ClientNotification::CancelledNotification(c) =
+                    &notification.notification
+                else {
+                    return self
+                        .to_admit
+                        .send(Queued::Notification(message))
+                        .await
+                        .is_ok();
+                };
+                let _handing_over = self.queue.handing_over.lock().await;
+                if let Some(id) = &c.params.request_id {
+                    if let Some(cancelled) = self.queue.ids().get_mut(id) {
+                        // Still waiting: the admitter drops it.
+                        *cancelled = true;
+                        return true;
+                    }
+                    // rmcp drops the reply of a cancelled request.
+                    self.in_flight.release(id);
+                }
+                self.sender.send(*message).await.is_ok()
+            }
+            // Responses to the server's own requests: a handler may be
+            // waiting for one while holding a slot.
+            _ => self.sender.send(*message).await.is_ok(),
         }
     }
 }

@@ -389,12 +389,6 @@ impl WinPath {
                 .all(|(a, b)| same_name(a, b))
     }
 
-    /// The names below `base`, if this path is beneath it.
-    pub fn strip_prefix(&self, base: &WinPath) -> Option<&[String]> {
-        self.starts_with(base)
-            .then(|| &self.names[base.names.len()..])
-    }
-
     /// The spelling people read: `C:\dir\file`, `\\server\share\dir`.
     pub fn display(&self) -> String {
         let mut out = match &self.prefix {
@@ -448,11 +442,16 @@ pub enum Entry {
 
 /// The file system as resolution sees it.
 pub trait Lookup {
+    /// What is known of an existing object (its metadata).
+    type Found;
+
     /// Where `path` really is, every link on the way followed, as the file
-    /// system names the handle it opens (long names, true case), and whether
-    /// it is a directory. An error of kind `NotFound` when it, or the target
-    /// of a link on the way, does not exist.
-    fn final_path(&self, path: &WinPath) -> io::Result<(WinPath, bool)>;
+    /// system names the handle it opens (long names, true case), and what is
+    /// there. An error of kind `NotFound` when it, or the target of a link on
+    /// the way, does not exist.
+    fn final_path(&self, path: &WinPath) -> io::Result<(WinPath, Self::Found)>;
+
+    fn is_dir(found: &Self::Found) -> bool;
 
     /// What is at `path`, its last name not followed; None if nothing is.
     fn entry(&self, path: &WinPath) -> io::Result<Option<Entry>>;
@@ -463,10 +462,10 @@ pub const LOOP_ERROR: i32 = 1921;
 
 /// Where a path really is.
 #[derive(Debug, Clone)]
-pub enum Resolution {
+pub enum Resolution<Found> {
     Exists {
         real: WinPath,
-        is_dir: bool,
+        found: Found,
     },
     /// Its parents up to the first missing name exist; `real` is the real
     /// location of the deepest existing one with the missing names after it.
@@ -507,9 +506,9 @@ fn is_missing(e: &io::Error) -> bool {
 /// missing are its names looked at one by one, to tell a missing name from
 /// a dangling link (refused, since a later write could go through it). The
 /// caller decides containment on the real location.
-pub fn resolve(path: &WinPath, fs: &impl Lookup) -> Result<Resolution, Fault> {
+pub fn resolve<L: Lookup>(path: &WinPath, fs: &L) -> Result<Resolution<L::Found>, Fault> {
     match fs.final_path(path) {
-        Ok((real, is_dir)) => return Ok(Resolution::Exists { real, is_dir }),
+        Ok((real, found)) => return Ok(Resolution::Exists { real, found }),
         Err(e) if is_missing(&e) => {}
         Err(e) => return Err(fault(e)),
     }
@@ -520,7 +519,9 @@ pub fn resolve(path: &WinPath, fs: &impl Lookup) -> Result<Resolution, Fault> {
         match fs.entry(&here).map_err(fault)? {
             None => return missing_from(path, at, fs),
             Some(Entry::Link) => match fs.final_path(&here) {
-                Ok((_, false)) if more_follow => return missing_from(path, at + 1, fs),
+                Ok((_, found)) if more_follow && !L::is_dir(&found) => {
+                    return missing_from(path, at + 1, fs);
+                }
                 Ok(_) => {}
                 Err(e) if is_missing(&e) => return Err(Fault::Dangles),
                 Err(e) => return Err(fault(e)),
@@ -530,12 +531,16 @@ pub fn resolve(path: &WinPath, fs: &impl Lookup) -> Result<Resolution, Fault> {
         }
     }
     // Everything exists after all: created since the first look.
-    let (real, is_dir) = fs.final_path(path).map_err(fault)?;
-    Ok(Resolution::Exists { real, is_dir })
+    let (real, found) = fs.final_path(path).map_err(fault)?;
+    Ok(Resolution::Exists { real, found })
 }
 
 /// `path`'s first `existing` names exist, the rest do not.
-fn missing_from(path: &WinPath, existing: usize, fs: &impl Lookup) -> Result<Resolution, Fault> {
+fn missing_from<L: Lookup>(
+    path: &WinPath,
+    existing: usize,
+    fs: &L,
+) -> Result<Resolution<L::Found>, Fault> {
     let (mut real, _) = fs.final_path(&path.truncated(existing)).map_err(fault)?;
     real.names.extend(path.names[existing..].iter().cloned());
     Ok(Resolution::Missing { real })

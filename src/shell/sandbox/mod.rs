@@ -77,6 +77,7 @@ pub const MAX_ADDRESS_SPACE: u64 = 16 << 30;
 #[cfg(target_os = "linux")]
 pub const TEMP_SIZE: u64 = 1 << 30;
 /// Extra CPU seconds a process gets beyond the call's time limit.
+#[cfg(unix)]
 pub const CPU_GRACE_SECONDS: u64 = 5;
 
 /// System directories a program may read and run from.

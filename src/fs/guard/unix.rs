@@ -52,9 +52,15 @@ pub(super) fn one_call_open_available() -> bool {
     }
     #[cfg(target_os = "macos")]
     {
-        let uname = rustix::system::uname();
-        let release = uname.release().to_string_lossy();
-        darwin_has_nofollow_any(&release)
+        // SAFETY: plain data; zero is a valid bit pattern.
+        let mut name: libc::utsname = unsafe { std::mem::zeroed() };
+        // SAFETY: `name` is a live local; uname fills NUL-terminated fields.
+        if unsafe { libc::uname(&mut name) } != 0 {
+            return false;
+        }
+        // SAFETY: NUL-terminated by uname.
+        let release = unsafe { std::ffi::CStr::from_ptr(name.release.as_ptr()) };
+        darwin_has_nofollow_any(&release.to_string_lossy())
     }
     #[cfg(not(any(target_os = "linux", target_os = "macos")))]
     {

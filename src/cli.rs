@@ -25,7 +25,9 @@ pub struct Cli {
     #[arg(long = "root", value_name = "DIR", global = true)]
     pub roots: Vec<PathBuf>,
 
-    /// What the bash tool may run.
+    /// What the bash tool may run. On Windows no sandbox stands behind bash:
+    /// it is off unless MODE is unrestricted, and then every command runs
+    /// with the server's own rights.
     #[arg(long, value_enum, value_name = "MODE", global = true)]
     pub bash_mode: Option<BashMode>,
 
@@ -179,6 +181,10 @@ impl Cli {
             } else {
                 BashMode::ReadOnly
             };
+        }
+        let (mode, note) = mode.on_platform(explicit_mode.is_some(), cfg!(windows));
+        if let Some(note) = note {
+            tracing::warn!("{note}");
         }
         if mode == BashMode::Unrestricted && !self.bash_deny.is_empty() {
             return Err(

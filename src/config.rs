@@ -12,13 +12,35 @@ pub enum BashMode {
     ReadOnly,
     /// The read-only list plus `--bash-allow` prefixes, minus `--bash-deny`.
     Allowlist,
-    /// Any command, still confined by the sandbox.
+    /// Any command, still confined by the sandbox (Windows has none).
     Unrestricted,
     /// The tool is not offered.
     Off,
 }
 
 impl BashMode {
+    /// The mode a platform runs, and the start-up note when it differs from
+    /// the one asked for. Windows has no sandbox to stand behind bash, so
+    /// there bash is off unless the user asked for `unrestricted` by name,
+    /// knowing that nothing but the time limit stands in its way (the
+    /// executor says so when the server starts); the read-only and
+    /// allowlist modes, whose checks the sandbox backs, are not offered.
+    pub fn on_platform(self, explicit: bool, windows: bool) -> (BashMode, Option<String>) {
+        if !windows || self == BashMode::Off || (self == BashMode::Unrestricted && explicit) {
+            return (self, None);
+        }
+        let asked = if explicit {
+            format!("--bash-mode {} is not available on Windows", self.as_str())
+        } else {
+            "bash is off on Windows".to_string()
+        };
+        let note = format!(
+            "{asked}: no sandbox can confine commands here. Start the server with \
+             --bash-mode unrestricted to offer bash anyway, with the server's own rights."
+        );
+        (BashMode::Off, Some(note))
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             BashMode::ReadOnly => "read-only",
@@ -124,6 +146,41 @@ impl Config {
             Access::Reads => true,
             Access::Writes => !self.read_only,
             Access::Shell => self.bash.mode != BashMode::Off,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BashMode;
+
+    #[test]
+    fn on_windows_bash_is_off_unless_unrestricted_is_asked_for() {
+        let (mode, note) = BashMode::ReadOnly.on_platform(false, true);
+        assert_eq!(mode, BashMode::Off);
+        assert!(note.unwrap().contains("bash is off on Windows"));
+        for asked in [BashMode::ReadOnly, BashMode::Allowlist] {
+            let (mode, note) = asked.on_platform(true, true);
+            assert_eq!(mode, BashMode::Off);
+            assert!(note.unwrap().contains("not available on Windows"));
+        }
+        assert_eq!(
+            BashMode::Unrestricted.on_platform(true, true),
+            (BashMode::Unrestricted, None)
+        );
+        assert_eq!(BashMode::Off.on_platform(true, true), (BashMode::Off, None));
+    }
+
+    #[test]
+    fn elsewhere_the_mode_is_the_one_asked_for() {
+        for mode in [
+            BashMode::ReadOnly,
+            BashMode::Allowlist,
+            BashMode::Unrestricted,
+            BashMode::Off,
+        ] {
+            assert_eq!(mode.on_platform(true, false), (mode, None));
+            assert_eq!(mode.on_platform(false, false), (mode, None));
         }
     }
 }

@@ -31,6 +31,7 @@ fn main() -> ExitCode {
     }));
     // A file-size limit (RLIMIT_FSIZE) must fail the write, not kill the server.
     // SAFETY: setting a signal to SIG_IGN before any thread starts.
+    #[cfg(unix)]
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }

@@ -4,6 +4,10 @@
 //! compute and that is absent, a name from outside the roots that never
 //! appears in any answer. The sandbox beneath is tested alone in
 //! `tests/sandbox.rs`.
+// Builds Unix trees (symlinks, FIFOs, modes) or runs Unix programs; the
+// Windows build is checked by the unit tests and the smoke test under Wine
+// (.ci/cross.sh).
+#![cfg(unix)]
 
 mod common;
 

@@ -1,6 +1,10 @@
 //! Attempts to read outside the roots, through the real binary: every one is
 //! refused with the exact message, nothing outside is returned, and the
 //! server keeps answering.
+// Builds Unix trees (symlinks, FIFOs, modes) or runs Unix programs; the
+// Windows build is checked by the unit tests and the smoke test under Wine
+// (.ci/cross.sh).
+#![cfg(unix)]
 
 mod common;
 

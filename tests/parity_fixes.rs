@@ -1,6 +1,10 @@
 //! The behaviours issue 11 fixed to match Gemini CLI (found by running its
 //! own tools beside rootbound; tests/gemini_parity/ keeps comparing), each
 //! checked here against the real binary over MCP.
+// Builds Unix trees (symlinks, FIFOs, modes) or runs Unix programs; the
+// Windows build is checked by the unit tests and the smoke test under Wine
+// (.ci/cross.sh).
+#![cfg(unix)]
 
 mod common;
 

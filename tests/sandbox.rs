@@ -8,6 +8,10 @@
 //!
 //! A property whose kernel mechanism is missing is skipped with the reason
 //! printed; `rootbound sandbox` shows the same table.
+// Builds Unix trees (symlinks, FIFOs, modes) or runs Unix programs; the
+// Windows build is checked by the unit tests and the smoke test under Wine
+// (.ci/cross.sh).
+#![cfg(unix)]
 // The Linux layers; macOS has its own profile tests (src/shell/sandbox/macos.rs).
 #![cfg(target_os = "linux")]
 

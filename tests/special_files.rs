@@ -2,6 +2,10 @@
 //! its own (ignore files) or searches, files swapped for FIFOs or for
 //! symlinks to outside secrets while a walk is running. Every call must
 //! answer, the server must keep answering, and no outside byte may show.
+// Builds Unix trees (symlinks, FIFOs, modes) or runs Unix programs; the
+// Windows build is checked by the unit tests and the smoke test under Wine
+// (.ci/cross.sh).
+#![cfg(unix)]
 
 mod common;
 

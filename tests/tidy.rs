@@ -28,6 +28,9 @@ const FORBIDDEN: &[&str] = &[
     "tokio::fs",
     "rustix::fs",
     "std::os::unix::fs",
+    "std::os::windows::fs",
+    "windows_sys::Win32::Storage",
+    "windows_sys::Wdk::Storage",
     "File::open",
     "File::create",
     "File::options",
@@ -81,16 +84,21 @@ fn the_check_finds_what_it_should_and_only_that() {
         .collect();
     assert_eq!(flagged, vec![3]);
     assert_eq!(non_test_code("src/fs/guard/tests.rs", source).count(), 0);
+    let unix_tests = source.replace("#[cfg(test)]", "#[cfg(all(test, unix))]");
+    assert_eq!(non_test_code("src/x.rs", &unix_tests).count(), 2);
 }
 
 /// The lines of `text` that are neither comments nor test code (a file named
-/// `tests.rs`, or everything from a `#[cfg(test)]` on: test modules sit at
-/// the end of a file), with 1-based line numbers.
+/// `tests.rs`, or everything from a `#[cfg(test)]` or `#[cfg(all(test, ...))]`
+/// on: test modules sit at the end of a file), with 1-based line numbers.
 fn non_test_code<'a>(rel: &str, text: &'a str) -> impl Iterator<Item = (usize, &'a str)> {
     let is_test_file = rel.ends_with("/tests.rs");
     text.lines()
         .enumerate()
-        .take_while(move |(_, line)| !is_test_file && line.trim() != "#[cfg(test)]")
+        .take_while(move |(_, line)| {
+            let line = line.trim();
+            !is_test_file && line != "#[cfg(test)]" && !line.starts_with("#[cfg(all(test,")
+        })
         .filter(|(_, line)| {
             let trimmed = line.trim_start();
             !(trimmed.starts_with("//") || trimmed.starts_with("/*") || trimmed.starts_with('*'))

@@ -2,6 +2,10 @@
 //! arrive in pieces while replies are going out, lines it cannot parse,
 //! notifications before the session, probes that hang up, and clients that
 //! send without reading.
+// Builds Unix trees (symlinks, FIFOs, modes) or runs Unix programs; the
+// Windows build is checked by the unit tests and the smoke test under Wine
+// (.ci/cross.sh).
+#![cfg(unix)]
 
 mod common;
 

@@ -1,6 +1,10 @@
 //! What writes do besides writing: refuse a file whose mode says read-only,
 //! whoever the server runs as, and clear away the temporary files that
 //! crashed writes left behind.
+// Builds Unix trees (symlinks, FIFOs, modes) or runs Unix programs; the
+// Windows build is checked by the unit tests and the smoke test under Wine
+// (.ci/cross.sh).
+#![cfg(unix)]
 
 mod common;
 

@@ -3,7 +3,13 @@
 
 pub mod atomic;
 pub mod guard;
+#[cfg(windows)]
+pub(crate) mod nt;
 pub mod reading;
+// Windows path rules, compiled everywhere so their tests run on every
+// platform; only the Windows guard uses them.
+#[cfg_attr(not(windows), allow(dead_code))]
+pub mod winpath;
 pub mod writing;
 
 /// The metadata type the guard hands out, named here so that code outside
@@ -21,6 +27,12 @@ pub fn canonical_dir(path: &std::path::Path) -> std::io::Result<std::path::PathB
             "not a directory",
         ));
     }
+    // Windows answers `\\?\C:\dir`; people read and write `C:\dir`.
+    #[cfg(windows)]
+    let canonical = canonical
+        .to_str()
+        .and_then(|text| winpath::parse(text, None, winpath::Names::Reported).ok())
+        .map_or(canonical.clone(), |p| std::path::PathBuf::from(p.display()));
     Ok(canonical)
 }
 
@@ -41,7 +53,13 @@ pub(crate) fn fuzz_fixture(root: &std::path::Path) -> std::io::Result<()> {
         std::fs::write(root.join(name), text)?;
     }
     std::fs::write(outside.join("secret"), "secret\n")?;
-    match std::os::unix::fs::symlink(&outside, root.join("link_out")) {
+    #[cfg(unix)]
+    let linked = std::os::unix::fs::symlink(&outside, root.join("link_out"));
+    // Windows may not let this process make links; the fixture works without.
+    #[cfg(windows)]
+    let linked: std::io::Result<()> =
+        std::os::windows::fs::symlink_dir(&outside, root.join("link_out")).or(Ok(()));
+    match linked {
         Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
         _ => Ok(()),
     }

@@ -7,7 +7,6 @@
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 use base64::Engine;
@@ -178,12 +177,13 @@ pub fn read(
     Ok(Body::Text { window })
 }
 
-/// The first bytes of a file, for sniffing.
+/// The first bytes of a file, for sniffing; the file is read from its
+/// start afterwards as before.
 fn read_head(file: &File) -> io::Result<Vec<u8>> {
     let mut head = vec![0u8; SNIFF_BYTES];
     let mut filled = 0;
     while filled < head.len() {
-        match file.read_at(&mut head[filled..], filled as u64) {
+        match read_at(file, &mut head[filled..], filled as u64) {
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -191,5 +191,16 @@ fn read_head(file: &File) -> io::Result<Vec<u8>> {
         }
     }
     head.truncate(filled);
+    #[cfg(windows)]
+    io::Seek::seek(&mut &*file, io::SeekFrom::Start(0))?;
     Ok(head)
+}
+
+/// A positioned read (`pread`); on Windows it moves the file's position,
+/// which `read_head` puts back.
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    #[cfg(unix)]
+    return std::os::unix::fs::FileExt::read_at(file, buf, offset);
+    #[cfg(windows)]
+    return std::os::windows::fs::FileExt::seek_read(file, buf, offset);
 }

@@ -110,9 +110,9 @@ pub fn write_error_message(abs: &str, e: &io::Error) -> String {
         .and_then(|inner| inner.downcast_ref::<atomic::ModeDeniesWriting>())
     {
         return format!(
-            "Cannot write {abs}: the file is read-only (mode {:04o}), so it is left as it is, \
+            "Cannot write {abs}: the file is read-only ({}), so it is left as it is, \
              whoever the server runs as. If it is meant to be edited, make it writable first.",
-            denied.mode
+            denied.shown
         );
     }
     match e.kind() {

@@ -12,9 +12,13 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
+use super::MAX_READ_BYTES;
 use super::run::{Outcome, Step};
-use super::{MAX_READ_BYTES, sandbox};
-use crate::config::{BashConfig, BashMode};
+#[cfg(unix)]
+use super::sandbox;
+use crate::config::BashConfig;
+#[cfg(unix)]
+use crate::config::BashMode;
 
 /// One command line (or git's configuration query) to run.
 pub struct Call<'a> {
@@ -36,6 +40,7 @@ pub use other_unix::Executor;
 pub use windows::Executor;
 
 /// The directories a call may read and (in writable modes) write.
+#[cfg(unix)]
 fn granted(config: &BashConfig, roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut readable = roots.to_vec();
     readable.extend(config.extra_read.iter().cloned());
@@ -379,6 +384,12 @@ mod windows {
             call: &Call<'_>,
             cancel: &CancellationToken,
         ) -> Result<Outcome, String> {
+            // Nothing could keep such a call from writing: no sandbox here.
+            if call.read_only {
+                return Err("on Windows no sandbox can keep a command from writing, so \
+                            read-only commands do not run"
+                    .into());
+            }
             let setup = Setup {
                 cwd: call.cwd,
                 env: call.env,

@@ -258,7 +258,7 @@ fn unescape(part: &str) -> String {
     out
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use crate::shell::parse::parse;

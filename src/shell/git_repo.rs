@@ -187,7 +187,7 @@ fn check_commondir(guard: &Guard, git_dir: &Path) -> Result<(), Refusal> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -470,7 +470,7 @@ impl PathCheck for GuardPaths<'_> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

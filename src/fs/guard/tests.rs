@@ -313,13 +313,13 @@ fn open_read_does_not_follow_a_symlink_swapped_in_after_the_check() {
 
 #[test]
 fn the_portable_walk_does_not_follow_a_symlink_swapped_in_after_the_check() {
-    swapped_symlink_is_not_followed(|t| t.guard().without_openat2());
+    swapped_symlink_is_not_followed(|t| t.guard().stepwise_only());
 }
 
 #[test]
 fn the_portable_walk_refuses_fifos_and_reads_files() {
     let t = Tree::new();
-    let g = t.guard().without_openat2();
+    let g = t.guard().stepwise_only();
     let fifo = t.root.join("pipe");
     let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: mkfifo reads only the NUL-terminated path given.
@@ -519,7 +519,7 @@ proptest! {
         let dirs = build(&root, &outside, &nodes);
         let guard = Guard::new(&[&root]).unwrap();
         // Half the cases take the walk kernels without openat2 use.
-        let guard = if portable { guard.without_openat2() } else { guard };
+        let guard = if portable { guard.stepwise_only() } else { guard };
 
         for (absolute, parts) in requests {
             let rel: Vec<&str> = parts.iter().map(|&i| component(i)).collect();

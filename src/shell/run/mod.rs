@@ -126,6 +126,23 @@ pub fn signal_name(sig: i32) -> String {
     name.to_string()
 }
 
+/// Windows has no signals; an ending is never `Signaled` there. The names
+/// of the signals whose numbers POSIX fixes, for the answer's format.
+#[cfg(not(unix))]
+pub fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        6 => "SIGABRT",
+        9 => "SIGKILL",
+        14 => "SIGALRM",
+        15 => "SIGTERM",
+        _ => return format!("signal {sig}"),
+    };
+    name.to_string()
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;

@@ -22,6 +22,16 @@ pub struct Setup<'a> {
     pub max_bytes: usize,
 }
 
+/// The line's environment: the caller's, but the server's own `PATH`. The
+/// Unix directories the shared environment names do not exist here, and
+/// Windows looks the program up on the child's `PATH` when one is set, so
+/// `bash` (Git for Windows', or wherever the user has it) would not be found.
+fn child_env(env: &[(String, String)]) -> impl Iterator<Item = (&String, &String)> {
+    env.iter()
+        .filter(|(key, _)| !key.eq_ignore_ascii_case("PATH"))
+        .map(|(k, v)| (k, v))
+}
+
 /// Runs the plan's one stage. Err if the plan is not one stage (only
 /// unrestricted mode runs on Windows) or the program cannot start.
 pub async fn run(
@@ -40,7 +50,7 @@ pub async fn run(
     };
     let mut child = tokio::process::Command::new(program)
         .args(args)
-        .envs(setup.env.iter().map(|(k, v)| (k, v)))
+        .envs(child_env(setup.env))
         .current_dir(setup.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -98,4 +108,19 @@ pub async fn run(
     };
     out.ending = Ending::Exited(status.code().unwrap_or(1));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::child_env;
+
+    #[test]
+    fn the_server_path_is_kept() {
+        let env = [
+            ("PATH".to_string(), "/usr/bin:/bin".to_string()),
+            ("TERM".to_string(), "dumb".to_string()),
+        ];
+        let kept: Vec<_> = child_env(&env).collect();
+        assert_eq!(kept, [(&env[1].0, &env[1].1)]);
+    }
 }

@@ -127,6 +127,7 @@ pub const MAX_ADDRESS_SPACE: u64 = 16 << 30;
 #[cfg(target_os = "linux")]
 pub const TEMP_SIZE: u64 = 1 << 30;
 /// Extra CPU seconds a process gets beyond the call's time limit.
+#[cfg(unix)]
 pub const CPU_GRACE_SECONDS: u64 = 5;
 
 /// System directories a program may read and run from.
@@ -217,9 +218,12 @@ pub fn platform_statement() -> &'static str {
          a process that leaves its process group (setsid) can outlive the call, still inside \
          the sandbox; no process, memory or CPU bound beyond the time limit.\n"
     } else if cfg!(windows) {
-        "Windows: bash is off unless --bash-mode unrestricted is given, and then NO sandbox \
-         stands behind it: the command runs with the server's own rights. The time limit \
-         and the output cap still apply.\n"
+        "Windows: NO sandbox. bash is off unless --bash-mode unrestricted is given; then the \
+         line runs in one `bash -c` process with the server's own rights: it can read, write \
+         and delete anything the server's user can, and use the network. Enforced: the time \
+         limit and the output cap (past either the process is killed; processes it started \
+         may outlive the call) and a cleaned environment. The file tools stay confined to \
+         the roots by the path guard.\n"
     } else {
         "This platform has no sandbox layer rootbound can use: commands run with the \
          server's own rights, after the policy's checks; the time limit and the output cap \

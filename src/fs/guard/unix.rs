@@ -1,0 +1,770 @@
+//! The guard on Unix. Resolution follows the path like the kernel does, one
+//! component at a time (symlinks read and checked, `..` applied to the
+//! directory reached). Opens are beneath the root's handle with no symlink
+//! followed: one `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` on Linux,
+//! one `openat` with `O_NOFOLLOW_ANY` on macOS 11 and later (the relative
+//! path the guard resolved has no `..`, so "no symlink anywhere" is all it
+//! needs to stay beneath), and elsewhere, or when the kernel refuses those,
+//! an `O_NOFOLLOW` `openat` per component. Linux tests run that walk too
+//! ([`Guard::stepwise_only`]).
+
+use std::collections::VecDeque;
+use std::ffi::{OsStr, OsString};
+use std::fs::{File, Metadata};
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+use super::{
+    DirItem, EntryKind, Existence, Guard, OutsideWhy, ReadKind, Refusal, Resolved, Root, RootError,
+    RootId, outside_error, read_bounded,
+};
+
+/// A directory handle: a starting point for `openat`.
+pub type DirHandle = OwnedFd;
+
+/// How many symlinks one resolution may follow before it counts as a loop
+/// (the kernel's own limit).
+const MAX_SYMLINK_HOPS: usize = 40;
+
+/// Canonicalises a root and opens its handle.
+pub(super) fn open_root(given: &Path) -> Result<Root, RootError> {
+    let path = std::fs::canonicalize(given).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => RootError::Missing(given.to_path_buf()),
+        _ => RootError::Io(given.to_path_buf(), e),
+    })?;
+    if !path.is_dir() {
+        return Err(RootError::NotADirectory(given.to_path_buf()));
+    }
+    let dir = open_dir_handle(&path).map_err(|e| RootError::Io(given.to_path_buf(), e))?;
+    Ok(Root { path, dir })
+}
+
+/// Whether this kernel is expected to open a path beneath a handle in one
+/// call: Linux has `openat2`; macOS has `O_NOFOLLOW_ANY` from 11 (Darwin
+/// 20) on. Older kernels ignore flags they do not know rather than refuse
+/// them, so the version decides, not a failed call.
+pub(super) fn one_call_open_available() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        true
+    }
+    #[cfg(target_os = "macos")]
+    {
+        // SAFETY: plain data; zero is a valid bit pattern.
+        let mut name: libc::utsname = unsafe { std::mem::zeroed() };
+        // SAFETY: `name` is a live local; uname fills NUL-terminated fields.
+        if unsafe { libc::uname(&mut name) } != 0 {
+            return false;
+        }
+        // SAFETY: NUL-terminated by uname.
+        let release = unsafe { std::ffi::CStr::from_ptr(name.release.as_ptr()) };
+        darwin_has_nofollow_any(&release.to_string_lossy())
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    {
+        false
+    }
+}
+
+/// Whether a Darwin release (`uname -r`, "20.6.0") is macOS 11 or later.
+#[cfg_attr(not(target_os = "macos"), allow(dead_code))]
+fn darwin_has_nofollow_any(release: &str) -> bool {
+    release
+        .split('.')
+        .next()
+        .and_then(|major| major.parse::<u32>().ok())
+        .is_some_and(|major| major >= 20)
+}
+
+impl Root {
+    /// Whether `path` is spelled beneath this root, by whole components.
+    pub(super) fn holds(&self, path: &Path) -> bool {
+        path.starts_with(&self.path)
+    }
+}
+
+/// `path` relative to `base`, if it is spelled beneath it.
+pub(super) fn beneath<'a>(path: &'a Path, base: &Path) -> Option<&'a Path> {
+    path.strip_prefix(base).ok()
+}
+
+/// Whether a path component is the name `wanted`.
+pub(super) fn same_name(name: &OsStr, wanted: &str) -> bool {
+    name == OsStr::new(wanted)
+}
+
+impl Guard {
+    pub(super) fn sys_resolve_absolute(&self, absolute: &Path) -> Result<Resolved, Refusal> {
+        let display = normalize_lexically(absolute);
+        if let Some(fast) = self.resolve_without_symlinks(absolute, &display) {
+            return Ok(fast);
+        }
+        let mut hops = 0;
+        let (real, meta) = self
+            .resolve_real(absolute, &mut hops)
+            .map_err(|fault| fault.into_refusal(&display))?;
+        let Some(root) = self.root_of(&real) else {
+            return Err(Refusal::Outside {
+                display,
+                why: OutsideWhy::Resolved,
+            });
+        };
+        let existence = match meta {
+            Some(m) => Existence::Exists(m),
+            None => Existence::Missing,
+        };
+        Ok(Resolved {
+            display,
+            real,
+            root,
+            existence,
+        })
+    }
+
+    /// The common case in one system call: a path spelled below a root, with
+    /// no `..` and no symlink on the way, that exists. `openat2` with
+    /// `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` proves all three at once; any
+    /// other case (a symlink, a missing component, no openat2) returns None
+    /// and takes the component-by-component walk.
+    #[cfg(target_os = "linux")]
+    fn resolve_without_symlinks(&self, absolute: &Path, display: &Path) -> Option<Resolved> {
+        use rustix::fs::{Mode, OFlags, ResolveFlags};
+        if !self.one_call_open.load(Ordering::Relaxed) {
+            return None;
+        }
+        let bytes = absolute.as_os_str().as_encoded_bytes();
+        if bytes.ends_with(b"/") || bytes.ends_with(b"/.") {
+            return None;
+        }
+        let root_index = self.root_of(absolute)?;
+        let root = self.roots.get(root_index.0)?;
+        let rel = absolute.strip_prefix(&root.path).ok()?;
+        let mut real = root.path.clone();
+        for c in rel.components() {
+            match c {
+                Component::Normal(n) => real.push(n),
+                Component::CurDir => {}
+                _ => return None,
+            }
+        }
+        if real == root.path {
+            return None;
+        }
+        let rel = real.strip_prefix(&root.path).ok()?;
+        let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let resolve =
+            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+        let fd = rustix::fs::openat2(&root.dir, rel, flags, Mode::empty(), resolve).ok()?;
+        let meta = File::from(fd).metadata().ok()?;
+        if meta.file_type().is_symlink() {
+            return None;
+        }
+        Some(Resolved {
+            display: display.to_path_buf(),
+            real,
+            root: root_index,
+            existence: Existence::Exists(meta),
+        })
+    }
+
+    /// Without `openat2` there is no one-call proof; every path takes the
+    /// component-by-component walk.
+    #[cfg(not(target_os = "linux"))]
+    fn resolve_without_symlinks(&self, _absolute: &Path, _display: &Path) -> Option<Resolved> {
+        None
+    }
+
+    /// Makes a decoded request path absolute against the primary root.
+    pub(super) fn sys_absolute(&self, decoded: &str) -> Result<PathBuf, Refusal> {
+        let path = PathBuf::from(decoded);
+        Ok(if path.is_absolute() {
+            path
+        } else {
+            self.primary().join(path)
+        })
+    }
+
+    /// Follows the path like the kernel does, one component at a time.
+    /// Returns the real path and, if it exists, its metadata.
+    fn resolve_real(
+        &self,
+        absolute: &Path,
+        hops: &mut usize,
+    ) -> Result<(PathBuf, Option<Metadata>), Fault> {
+        let mut queue: VecDeque<Step> = absolute.components().filter_map(Step::from).collect();
+        // Fast start: a path spelled beneath a canonical root needs no look at
+        // the root's ancestors (the root itself holds no symlinks).
+        let mut cur = PathBuf::from("/");
+        if let Some(root) = self.spelled_root(absolute, &queue) {
+            cur = self.root_path(root).to_path_buf();
+            let skip = cur.components().filter_map(Step::from).count();
+            queue.drain(..skip);
+        }
+        let mut meta: Option<Metadata> = None;
+
+        while let Some(step) = queue.pop_front() {
+            let name = match step {
+                Step::Up => {
+                    if meta.as_ref().is_some_and(|m| !m.is_dir()) {
+                        return Err(Fault::Io(io::Error::from_raw_os_error(libc_enotdir())));
+                    }
+                    cur.pop();
+                    meta = None;
+                    continue;
+                }
+                Step::Name(name) => name,
+            };
+            if let Some(m) = &meta
+                && !m.is_dir()
+            {
+                // A file used as a directory: nothing can exist below it.
+                return Ok((join_missing(cur, name, queue)?, None));
+            }
+            let candidate = cur.join(&name);
+            match std::fs::symlink_metadata(&candidate) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    *hops += 1;
+                    if *hops > MAX_SYMLINK_HOPS {
+                        return Err(Fault::Outside(OutsideWhy::SymlinkLoops));
+                    }
+                    let target = std::fs::read_link(&candidate).map_err(Fault::Io)?;
+                    let target = if target.is_absolute() {
+                        target
+                    } else {
+                        cur.join(target)
+                    };
+                    let link_inside = self.contains(&cur);
+                    let (resolved, target_meta) = match self.resolve_real(&target, hops) {
+                        Err(Fault::UpAfterMissing) => {
+                            return Err(Fault::Outside(OutsideWhy::SymlinkDangles));
+                        }
+                        other => other?,
+                    };
+                    let Some(target_meta) = target_meta else {
+                        return Err(Fault::Outside(OutsideWhy::SymlinkDangles));
+                    };
+                    if link_inside && !self.contains(&resolved) {
+                        return Err(Fault::Outside(OutsideWhy::SymlinkLeaves));
+                    }
+                    cur = resolved;
+                    meta = Some(target_meta);
+                }
+                Ok(m) => {
+                    cur = candidate;
+                    meta = Some(m);
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    return Ok((join_missing(cur, name, queue)?, None));
+                }
+                Err(e) => return Err(Fault::Io(e)),
+            }
+        }
+        if meta.is_none() {
+            // The path ended at "/" or after "..": look at what we reached.
+            meta = Some(std::fs::symlink_metadata(&cur).map_err(Fault::Io)?);
+        }
+        // `file/` and `file/.` name a directory; the kernel refuses them.
+        let spelled_as_dir = {
+            let bytes = absolute.as_os_str().as_encoded_bytes();
+            bytes.ends_with(b"/") || bytes.ends_with(b"/.")
+        };
+        if spelled_as_dir && meta.as_ref().is_some_and(|m| !m.is_dir()) {
+            return Err(Fault::Io(io::Error::from_raw_os_error(libc_enotdir())));
+        }
+        Ok((cur, meta))
+    }
+
+    /// The canonical root that `absolute` is spelled beneath, if its spelling
+    /// contains no `..` (so skipping the root's ancestors changes nothing).
+    fn spelled_root(&self, absolute: &Path, steps: &VecDeque<Step>) -> Option<RootId> {
+        if steps.iter().any(|s| matches!(s, Step::Up)) {
+            return None;
+        }
+        self.root_of(absolute)
+    }
+
+    /// Opens the directory `names` beneath `root`, one component at a time
+    /// with `O_NOFOLLOW`, creating missing ones when `create` is set.
+    pub(super) fn sys_open_dir_chain(
+        &self,
+        root: &Root,
+        names: &[&OsStr],
+        create: bool,
+    ) -> io::Result<OwnedFd> {
+        use rustix::fs::{Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let mut dir = rustix::fs::openat(&root.dir, ".", flags, Mode::empty())?;
+        for &name in names {
+            dir = match rustix::fs::openat(&dir, name, flags, Mode::empty()) {
+                Ok(fd) => fd,
+                Err(rustix::io::Errno::NOENT) if create => {
+                    match rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o777)) {
+                        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                    rustix::fs::openat(&dir, name, flags, Mode::empty())?
+                }
+                Err(e) => return Err(e.into()),
+            };
+        }
+        Ok(dir)
+    }
+
+    /// Opens `rel` beneath `root` without following any symlink, read-only
+    /// and non-blocking: in one call where the kernel can, else one
+    /// component at a time with `O_NOFOLLOW`.
+    pub(super) fn sys_open_beneath(
+        &self,
+        root: &Root,
+        rel: &Path,
+        kind: ReadKind,
+    ) -> io::Result<File> {
+        if self.one_call_open.load(Ordering::Relaxed) {
+            match open_in_one_call(&root.dir, rel, kind.flags()) {
+                Ok(fd) => return Ok(File::from(fd)),
+                Err(e) if one_call_refused(&e) => {
+                    let walked = open_nofollow_stepwise(&root.dir, rel, kind.flags());
+                    // The flag, not the path, was the problem: stop asking.
+                    if walked.is_ok() && self.one_call_open.swap(false, Ordering::Relaxed) {
+                        tracing::warn!(
+                            "the kernel refused the one-call open beneath a root ({e}); \
+                             falling back to O_NOFOLLOW opens one component at a time"
+                        );
+                    }
+                    return walked;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        open_nofollow_stepwise(&root.dir, rel, kind.flags())
+    }
+}
+
+impl ReadKind {
+    fn flags(self) -> rustix::fs::OFlags {
+        use rustix::fs::OFlags;
+        // NONBLOCK: opening a FIFO for reading must not wait for a writer.
+        let common = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
+        match self {
+            ReadKind::File => common,
+            ReadKind::Directory => common | OFlags::DIRECTORY,
+        }
+    }
+}
+
+/// The entries of a directory opened by [`Guard::read_dir`], without `.`
+/// and `..`.
+pub struct DirEntries {
+    inner: rustix::fs::Dir,
+}
+
+impl DirEntries {
+    pub(super) fn new(dir: File) -> io::Result<DirEntries> {
+        Ok(DirEntries {
+            inner: rustix::fs::Dir::new(dir)?,
+        })
+    }
+}
+
+/// A directory listed by [`Guard::list_walked_dir`]: its entries, and its
+/// handle for looking at them.
+pub struct Listing {
+    /// Read to its end; kept for its handle (`Dir::fd`), which lookups
+    /// relative to the directory use.
+    dir: rustix::fs::Dir,
+    pub items: Vec<DirItem>,
+}
+
+impl Listing {
+    pub(super) fn read(dir: File) -> io::Result<Listing> {
+        let mut entries = DirEntries::new(dir)?;
+        let items = entries.by_ref().collect::<io::Result<Vec<DirItem>>>()?;
+        Ok(Listing {
+            dir: entries.inner,
+            items,
+        })
+    }
+    /// The type of entry `name`, for file systems that do not report it in
+    /// the listing (a symlink is not followed).
+    pub fn kind_of(&self, name: &OsStr) -> Option<EntryKind> {
+        let meta = self.stat(name)?;
+        let kind = rustix::fs::FileType::from_raw_mode(meta.mode as _);
+        Some(match kind {
+            rustix::fs::FileType::Directory => EntryKind::Directory,
+            rustix::fs::FileType::RegularFile => EntryKind::File,
+            rustix::fs::FileType::Symlink => EntryKind::Symlink,
+            _ => EntryKind::Special,
+        })
+    }
+
+    /// When entry `name` was last modified (a symlink itself, not followed).
+    pub fn modified(&self, name: &OsStr) -> Option<std::time::SystemTime> {
+        let meta = self.stat(name)?;
+        let since_epoch =
+            std::time::Duration::new(u64::try_from(meta.mtime_secs).ok()?, meta.mtime_nanos);
+        std::time::SystemTime::UNIX_EPOCH.checked_add(since_epoch)
+    }
+
+    /// Reads the entry `name` as one of the server's own files (an ignore
+    /// file), relative to the listed directory's handle: no symlink
+    /// followed, never blocking, at most `max_bytes`.
+    pub fn read_own_file(&self, name: &OsStr, max_bytes: u64) -> io::Result<Option<Vec<u8>>> {
+        use rustix::fs::Mode;
+        let dir = self.dir.fd()?;
+        let file = match rustix::fs::openat(dir, name, ReadKind::File.flags(), Mode::empty()) {
+            Ok(fd) => File::from(fd),
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        read_bounded(file, max_bytes).map(Some)
+    }
+
+    #[cfg(target_os = "linux")]
+    fn stat(&self, name: &OsStr) -> Option<EntryStat> {
+        use rustix::fs::{AtFlags, StatxFlags};
+        let flags = AtFlags::SYMLINK_NOFOLLOW;
+        let dir = self.dir.fd().ok()?;
+        let st = rustix::fs::statx(dir, name, flags, StatxFlags::TYPE | StatxFlags::MTIME).ok()?;
+        Some(EntryStat {
+            mode: u32::from(st.stx_mode),
+            mtime_secs: st.stx_mtime.tv_sec,
+            mtime_nanos: st.stx_mtime.tv_nsec,
+        })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn stat(&self, name: &OsStr) -> Option<EntryStat> {
+        use std::os::unix::fs::MetadataExt;
+        let flags = ReadKind::File.flags();
+        let dir = self.dir.fd().ok()?;
+        let fd = rustix::fs::openat(dir, name, flags, rustix::fs::Mode::empty()).ok()?;
+        let meta = File::from(fd).metadata().ok()?;
+        Some(EntryStat {
+            mode: meta.mode(),
+            mtime_secs: meta.mtime(),
+            mtime_nanos: u32::try_from(meta.mtime_nsec()).unwrap_or(0),
+        })
+    }
+}
+
+/// What [`Listing`] needs to know of one entry.
+struct EntryStat {
+    mode: u32,
+    mtime_secs: i64,
+    mtime_nanos: u32,
+}
+
+impl Iterator for DirEntries {
+    type Item = io::Result<DirItem>;
+
+    fn next(&mut self) -> Option<io::Result<DirItem>> {
+        use rustix::fs::FileType;
+        use std::os::unix::ffi::OsStrExt;
+        loop {
+            let entry = match self.inner.next()? {
+                Ok(entry) => entry,
+                Err(e) => return Some(Err(e.into())),
+            };
+            let name = entry.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            let kind = match entry.file_type() {
+                FileType::Directory => EntryKind::Directory,
+                FileType::RegularFile => EntryKind::File,
+                FileType::Symlink => EntryKind::Symlink,
+                FileType::Unknown => EntryKind::Unknown,
+                _ => EntryKind::Special,
+            };
+            return Some(Ok(DirItem {
+                name: OsStr::from_bytes(name).to_os_string(),
+                kind,
+            }));
+        }
+    }
+}
+
+/// The portable walk (kernels without a one-call open): opens each
+/// directory component with `O_NOFOLLOW | O_DIRECTORY`, then the last one
+/// with `flags`, so no symlink is followed anywhere on the way.
+fn open_nofollow_stepwise(
+    root: &OwnedFd,
+    rel: &Path,
+    flags: rustix::fs::OFlags,
+) -> io::Result<File> {
+    use rustix::fs::{Mode, OFlags};
+    let dir_flags = dir_handle_flags() | OFlags::NOFOLLOW;
+    let mut names = Vec::new();
+    for c in rel.components() {
+        match c {
+            Component::Normal(n) => names.push(n),
+            Component::CurDir => {}
+            _ => return Err(outside_error()),
+        }
+    }
+    let Some(last) = names.pop() else {
+        return Ok(File::from(rustix::fs::openat(
+            root,
+            ".",
+            flags,
+            Mode::empty(),
+        )?));
+    };
+    let mut dir = rustix::fs::openat(root, ".", dir_flags, Mode::empty())?;
+    for name in names {
+        dir = rustix::fs::openat(&dir, name, dir_flags, Mode::empty())?;
+    }
+    Ok(File::from(rustix::fs::openat(
+        &dir,
+        last,
+        flags,
+        Mode::empty(),
+    )?))
+}
+
+/// Opens an absolute path (above every root) for reading, following no
+/// symlink in any component and without blocking; regular files only.
+pub(super) fn open_absolute_no_symlinks(path: &Path) -> io::Result<(File, Metadata)> {
+    let file = open_absolute_nofollow(path, ReadKind::File.flags())?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    Ok((file, meta))
+}
+
+#[cfg(target_os = "linux")]
+fn open_absolute_nofollow(path: &Path, flags: rustix::fs::OFlags) -> io::Result<File> {
+    use rustix::fs::{CWD, Mode, ResolveFlags};
+    let resolve = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    match rustix::fs::openat2(CWD, path, flags, Mode::empty(), resolve) {
+        Ok(fd) => Ok(File::from(fd)),
+        Err(rustix::io::Errno::NOSYS) => open_absolute_stepwise(path, flags),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_absolute_nofollow(path: &Path, flags: rustix::fs::OFlags) -> io::Result<File> {
+    open_absolute_stepwise(path, flags)
+}
+
+fn open_absolute_stepwise(path: &Path, flags: rustix::fs::OFlags) -> io::Result<File> {
+    let root = rustix::fs::open("/", ReadKind::Directory.flags(), rustix::fs::Mode::empty())?;
+    let rel = path.strip_prefix("/").map_err(|_| outside_error())?;
+    open_nofollow_stepwise(&root, rel, flags)
+}
+
+/// Flags for a handle that is only ever a starting point for `openat`:
+/// `O_PATH` where the kernel has it (no read permission needed, nothing to
+/// read by mistake), a plain read-only directory open elsewhere.
+fn dir_handle_flags() -> rustix::fs::OFlags {
+    use rustix::fs::OFlags;
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let access = OFlags::PATH;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let access = OFlags::RDONLY;
+    access | OFlags::DIRECTORY | OFlags::CLOEXEC
+}
+
+fn open_dir_handle(path: &Path) -> io::Result<OwnedFd> {
+    Ok(rustix::fs::open(
+        path,
+        dir_handle_flags(),
+        rustix::fs::Mode::empty(),
+    )?)
+}
+
+/// Opens `rel` beneath `dir` in one call, no symlink followed anywhere:
+/// `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`.
+#[cfg(target_os = "linux")]
+fn open_in_one_call(dir: &OwnedFd, rel: &Path, flags: rustix::fs::OFlags) -> io::Result<OwnedFd> {
+    use rustix::fs::{Mode, ResolveFlags};
+    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    loop {
+        match rustix::fs::openat2(dir, rel, flags, Mode::empty(), resolve) {
+            // EAGAIN: a concurrent rename elsewhere on the system; retry.
+            Err(rustix::io::Errno::AGAIN) => continue,
+            other => return other.map_err(io::Error::from),
+        }
+    }
+}
+
+/// Opens `rel` beneath `dir` in one call: `openat` with `O_NOFOLLOW_ANY`,
+/// which refuses a symlink in any component. It does not stop `..`, so only
+/// paths of plain names take it (the guard's resolved paths have no other
+/// kind); anything else takes the walk, which refuses them.
+#[cfg(target_os = "macos")]
+fn open_in_one_call(dir: &OwnedFd, rel: &Path, flags: rustix::fs::OFlags) -> io::Result<OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    let plain = rel
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    if !plain {
+        return open_nofollow_stepwise(dir, rel, flags).map(OwnedFd::from);
+    }
+    Ok(rustix::fs::openat(
+        dir,
+        rel,
+        flags | OFlags::NOFOLLOW_ANY,
+        Mode::empty(),
+    )?)
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn open_in_one_call(
+    _dir: &OwnedFd,
+    _rel: &Path,
+    _flags: rustix::fs::OFlags,
+) -> io::Result<OwnedFd> {
+    Err(io::Error::from_raw_os_error(
+        rustix::io::Errno::NOSYS.raw_os_error(),
+    ))
+}
+
+/// Whether the kernel refused the one-call open itself (no `openat2`; a
+/// flag it does not take), not the path.
+fn one_call_refused(e: &io::Error) -> bool {
+    use rustix::io::Errno;
+    let refusals = [Errno::NOSYS, Errno::INVAL, Errno::NOTSUP, Errno::OPNOTSUPP];
+    let code = e.raw_os_error();
+    if cfg!(target_os = "linux") {
+        code == Some(Errno::NOSYS.raw_os_error())
+    } else {
+        refusals.iter().any(|r| code == Some(r.raw_os_error()))
+    }
+}
+
+/// The error of an open that met a symlink where none may be followed.
+pub(super) fn is_link_error(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error())
+}
+
+/// The error of a path that goes through a file as if it were a directory.
+pub(super) fn is_not_dir_error(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc_enotdir())
+}
+
+/// The error of a path that names a directory where a file is needed.
+pub(super) fn is_a_directory_error() -> io::Error {
+    io::Error::from_raw_os_error(rustix::io::Errno::ISDIR.raw_os_error())
+}
+
+fn libc_enotdir() -> i32 {
+    rustix::io::Errno::NOTDIR.raw_os_error()
+}
+
+pub(super) fn not_regular(meta: &Metadata) -> io::Error {
+    use std::os::unix::fs::FileTypeExt;
+    let ft = meta.file_type();
+    let what = if ft.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_block_device() || ft.is_char_device() {
+        "a device"
+    } else if ft.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    };
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("it is {what}, which is never opened"),
+    )
+}
+
+/// One component of a path on its way through resolution.
+#[derive(Debug, Clone)]
+enum Step {
+    Up,
+    Name(OsString),
+}
+
+impl Step {
+    fn from(c: Component<'_>) -> Option<Step> {
+        match c {
+            Component::ParentDir => Some(Step::Up),
+            Component::Normal(n) => Some(Step::Name(n.to_os_string())),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
+        }
+    }
+}
+
+/// An internal resolution failure, turned into a [`Refusal`] once the
+/// display path is known.
+enum Fault {
+    Outside(OutsideWhy),
+    UpAfterMissing,
+    Io(io::Error),
+}
+
+impl Fault {
+    fn into_refusal(self, display: &Path) -> Refusal {
+        let display = display.to_path_buf();
+        match self {
+            Fault::Outside(why) => Refusal::Outside { display, why },
+            Fault::UpAfterMissing => Refusal::Unresolvable {
+                display,
+                reason: "the path goes up ('..') from a directory that does not exist".into(),
+            },
+            Fault::Io(e) => Refusal::Unresolvable {
+                display,
+                reason: e.to_string(),
+            },
+        }
+    }
+}
+
+/// Appends the not-yet-existing tail. It may not contain `..`: the kernel
+/// could not resolve it either, and a lexical guess could point anywhere.
+fn join_missing(mut cur: PathBuf, first: OsString, rest: VecDeque<Step>) -> Result<PathBuf, Fault> {
+    cur.push(first);
+    for step in rest {
+        match step {
+            Step::Up => return Err(Fault::UpAfterMissing),
+            Step::Name(n) => cur.push(n),
+        }
+    }
+    Ok(cur)
+}
+
+/// Normalises `.` and `..` without touching the file system. Only for
+/// display: decisions are made on the resolved path.
+pub(super) fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("/");
+                }
+                if out.as_os_str().is_empty() {
+                    out.push("/");
+                }
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push("/");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::darwin_has_nofollow_any;
+
+    #[test]
+    fn o_nofollow_any_is_trusted_from_macos_11_on() {
+        assert!(darwin_has_nofollow_any("20.6.0"));
+        assert!(darwin_has_nofollow_any("25.0.0"));
+        assert!(!darwin_has_nofollow_any("19.6.0"));
+        assert!(!darwin_has_nofollow_any(""));
+        assert!(!darwin_has_nofollow_any("garbage"));
+    }
+}

@@ -254,8 +254,12 @@ pub fn print_sandbox(config: &Config) -> i32 {
 pub fn print_tools(registry: &Registry) -> i32 {
     let tools = registry.list();
     match serde_json::to_string_pretty(&tools) {
+        // A reader that stops early (`| head`) is not an error of ours.
         Ok(json) => {
-            println!("{json}");
+            let mut out = std::io::stdout().lock();
+            let _ = out
+                .write_all(json.as_bytes())
+                .and_then(|()| out.write_all(b"\n"));
             0
         }
         Err(e) => {

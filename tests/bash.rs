@@ -634,6 +634,93 @@ async fn class3_subcommands_the_user_allows_are_governed() {
     assert!(token_free(&text), "{text}");
 }
 
+/// Class 3, git's own directory is never an operand: `git mv` (allowed by
+/// the user) cannot put a file into `.git` — or into the directory a `.git`
+/// file points to — for a later git command to read unchecked.
+#[tokio::test]
+async fn class3_no_git_command_writes_into_the_repository_directory() {
+    let l = Layout::new();
+    l.git_repo();
+    let root = l.root();
+    git(&root, &["config", "user.name", "t"]);
+    git(&root, &["config", "user.email", "t@t"]);
+    let marker = root.join("filter-ran");
+    std::fs::write(
+        root.join("evil.cfg"),
+        format!(
+            "[filter \"x\"]\n\tclean = \"touch {}; cat\"\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(root.join(".gitattributes"), "*.txt filter=x\n").unwrap();
+    git(&root, &["add", "evil.cfg", ".gitattributes"]);
+    git(&root, &["commit", "-q", "-m", "planted"]);
+    std::fs::write(root.join("notes.txt"), "changed\n").unwrap();
+    let server = l
+        .server(&[
+            "--bash-mode",
+            "allowlist",
+            "--bash-allow",
+            "git mv",
+            "--bash-allow",
+            "git add",
+        ])
+        .await;
+    for command in [
+        "git mv -f evil.cfg .git/config; git diff -- notes.txt",
+        "git mv -f evil.cfg .GIT/config",
+        "git add .git/config",
+    ] {
+        let text = refused(&server, command).await;
+        assert!(
+            text.contains("repository's own directory"),
+            "{command}: {text}"
+        );
+    }
+    // Through a link to it, and through a `.git` file's directory.
+    std::os::unix::fs::symlink(".git", root.join("meta-link")).unwrap();
+    refused(&server, "git mv -f evil.cfg meta-link/config").await;
+    std::fs::rename(root.join(".git"), root.join("meta")).unwrap();
+    std::fs::write(root.join(".git"), "gitdir: meta\n").unwrap();
+    refused(&server, "git mv -f evil.cfg meta/config; git diff").await;
+    assert!(!marker.exists(), "the filter ran");
+    let config = std::fs::read_to_string(root.join("meta/config")).unwrap();
+    assert!(!config.contains("filter"), "{config}");
+}
+
+/// Class 3, two servers on one tree: one sets a filter in git's
+/// configuration while the other runs git. The directory locks keep the
+/// other's check and its git together. Judged by the sum only the filter
+/// (`expr` through `sh`) prints.
+#[tokio::test]
+async fn class3_another_server_cannot_change_what_git_reads() {
+    let l = Layout::new();
+    l.git_repo();
+    let root = l.root();
+    let config = root.join(".git/config");
+    let pristine = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(root.join(".gitattributes"), "notes.txt filter=x\n").unwrap();
+    std::fs::write(root.join("notes.txt"), "changed\n").unwrap();
+    let reader = l.server(&[]).await;
+    let writer = l
+        .server(&["--bash-mode", "allowlist", "--bash-allow", "git config"])
+        .await;
+    for i in 0..40u64 {
+        let set = async {
+            tokio::time::sleep(Duration::from_micros(300 * (i % 20))).await;
+            bash(
+                &writer,
+                "git config filter.x.clean \"sh -c 'expr 40000 + 77 >&2; cat'\"",
+            )
+            .await
+        };
+        let (_, (_, text)) = tokio::join!(set, bash(&reader, "git diff -- notes.txt"));
+        assert!(!text.contains("40077"), "round {i}: {text}");
+        std::fs::write(&config, &pristine).unwrap();
+    }
+}
+
 /// Class 4: paths the guard must see: a `file:` prefix is a path, values
 /// attached to short options are paths, files of names are refused, and
 /// recursive walks that follow links out are refused.

@@ -423,3 +423,51 @@ fn cancellations_get_through_while_requests_wait_for_a_slot() {
     let (code, _) = server.hang_up();
     assert_eq!(code, Some(0));
 }
+
+/// A request whose id is still in use by another is answered with an error
+/// at once, and does not cost a slot: after many such pairs, more requests
+/// than may be in flight at once are all still answered.
+#[test]
+fn a_duplicate_id_is_refused_and_keeps_no_slot() {
+    let dir = Scratch::new();
+    let mut server = Bare::start(&dir.path, "error");
+    server.send(initialize());
+    server.reply();
+    server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    // A slow request, then another with its id.
+    server.send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": "sleep 2"}}}));
+    server.send(json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}));
+    let reply = server.reply();
+    assert_eq!(reply["id"], 7, "{reply}");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("in use"),
+        "{reply}"
+    );
+    for round in 0..100 {
+        server.send(json!({"jsonrpc": "2.0", "id": 1000 + round, "method": "ping"}));
+        server.send(json!({"jsonrpc": "2.0", "id": 1000 + round, "method": "ping"}));
+    }
+    let mut answered = std::collections::HashMap::new();
+    while answered.len() < 100 || answered.values().any(|n| *n < 2) {
+        let reply = server.reply();
+        if let Some(id) = reply["id"].as_i64().filter(|id| *id >= 1000) {
+            *answered.entry(id).or_insert(0) += 1;
+        }
+    }
+    // Slots are all free again: 70 more are answered.
+    for id in 0..70 {
+        server.send(json!({"jsonrpc": "2.0", "id": 5000 + id, "method": "ping"}));
+    }
+    let mut got = 0;
+    while got < 70 {
+        if server.reply()["id"].as_i64().is_some_and(|id| id >= 5000) {
+            got += 1;
+        }
+    }
+    let (code, _) = server.hang_up();
+    assert_eq!(code, Some(0));
+}

@@ -2,6 +2,8 @@
 //! guard decides and opens; atomic writes, reading and writing build on it.
 
 pub mod atomic;
+#[cfg(unix)]
+pub mod dir_locks;
 pub mod guard;
 #[cfg(windows)]
 pub(crate) mod nt;
@@ -10,6 +12,7 @@ pub mod reading;
 // platform; only the Windows guard uses them.
 #[cfg_attr(not(windows), allow(dead_code))]
 pub mod winpath;
+pub mod write_gate;
 pub mod writing;
 
 /// The metadata type the guard hands out, named here so that code outside

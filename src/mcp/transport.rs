@@ -9,8 +9,9 @@
 //!
 //! At most [`MAX_IN_FLIGHT`] requests are handled at once, counting each
 //! one until its reply has been written to stdout. Requests past that wait
-//! in a queue of at most [`MAX_WAITING`] requests and [`MAX_WAITING_BYTES`]
-//! bytes, while notifications go on being read: a client with many slow
+//! in a queue of at most [`MAX_WAITING`] requests, and the requests read
+//! and not yet answered hold at most [`MAX_PENDING_BYTES`] bytes, while
+//! notifications go on being read: a client with many slow
 //! requests out can still cancel them, and a cancelled request that is
 //! still waiting is dropped. When the queue is full too, the reader stops
 //! reading stdin, so a client that sends requests without reading replies
@@ -47,9 +48,10 @@ pub const MAX_IN_FLIGHT: usize = 64;
 /// Requests waiting for a slot, at most; past that stdin is not read.
 pub const MAX_WAITING: usize = 1024;
 
-/// Bytes of requests waiting for a slot, at most (a larger request waits
-/// until the queue is empty).
-pub const MAX_WAITING_BYTES: usize = 16 * 1024 * 1024;
+/// Bytes of requests read and not yet answered, waiting or in flight, at
+/// most (a larger request waits until all others are answered); past that
+/// stdin is not read.
+pub const MAX_PENDING_BYTES: usize = 64 * 1024 * 1024;
 
 /// Messages read ahead of the service loop.
 const READ_AHEAD: usize = 16;
@@ -122,11 +124,17 @@ async fn write_line(writer: &Writer, mut bytes: Vec<u8>) -> std::io::Result<()> 
     out.flush().await
 }
 
-/// The requests being handled, each holding one of the semaphore's permits
-/// until its reply has been written.
+/// The requests being handled, each holding one of the semaphore's permits,
+/// and the bytes it took in the queue, until its reply has been written.
 struct InFlight {
     slots: Arc<Semaphore>,
-    held: std::sync::Mutex<HashMap<RequestId, Vec<OwnedSemaphorePermit>>>,
+    held: std::sync::Mutex<HashMap<RequestId, Vec<Held>>>,
+}
+
+/// What one request in flight holds.
+struct Held {
+    _slot: OwnedSemaphorePermit,
+    _bytes: OwnedSemaphorePermit,
 }
 
 impl InFlight {
@@ -137,10 +145,11 @@ impl InFlight {
         }
     }
 
-    /// Waits for a free slot, then counts request `id` as in flight.
-    async fn admit(&self, id: RequestId) {
+    /// Waits for a free slot, then counts request `id` as in flight, with
+    /// the bytes it holds.
+    async fn admit(&self, id: RequestId, bytes: OwnedSemaphorePermit) {
         // The semaphore is never closed, so acquiring cannot fail.
-        let Ok(permit) = self.slots.clone().acquire_owned().await else {
+        let Ok(slot) = self.slots.clone().acquire_owned().await else {
             return;
         };
         self.held
@@ -148,7 +157,18 @@ impl InFlight {
             .unwrap_or_else(|p| p.into_inner())
             .entry(id)
             .or_default()
-            .push(permit);
+            .push(Held {
+                _slot: slot,
+                _bytes: bytes,
+            });
+    }
+
+    /// Request `id` is being handled now.
+    fn holds(&self, id: &RequestId) -> bool {
+        self.held
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(id)
     }
 
     /// Request `id` is answered (or cancelled): its slot is free again.
@@ -178,7 +198,7 @@ impl Default for Waiting {
     fn default() -> Waiting {
         Waiting {
             cancelled: std::sync::Mutex::new(HashMap::new()),
-            bytes: Arc::new(Semaphore::new(MAX_WAITING_BYTES)),
+            bytes: Arc::new(Semaphore::new(MAX_PENDING_BYTES)),
             handing_over: Mutex::new(()),
         }
     }
@@ -196,7 +216,7 @@ enum Queued {
     Request {
         id: RequestId,
         message: Box<RxJsonRpcMessage<RoleServer>>,
-        _bytes: OwnedSemaphorePermit,
+        bytes: OwnedSemaphorePermit,
     },
     /// A notification (not a cancellation), after the requests before it.
     Notification(Box<RxJsonRpcMessage<RoleServer>>),
@@ -230,8 +250,8 @@ impl Admitter {
         while let Some(queued) = self.waiting.recv().await {
             let message = match queued {
                 Queued::Notification(message) => message,
-                Queued::Request { id, message, .. } => {
-                    self.in_flight.admit(id.clone()).await;
+                Queued::Request { id, message, bytes } => {
+                    self.in_flight.admit(id.clone(), bytes).await;
                     let _handing_over = self.queue.handing_over.lock().await;
                     let cancelled = self.queue.ids().remove(&id).unwrap_or(false);
                     if cancelled {
@@ -304,17 +324,22 @@ impl<R: AsyncBufRead + Unpin> Reader<R> {
         match message.as_ref() {
             JsonRpcMessage::Request(request) => {
                 let id = request.id.clone();
-                let share = u32::try_from(size.min(MAX_WAITING_BYTES)).unwrap_or(u32::MAX);
+                if self.queue.ids().contains_key(&id) || self.in_flight.holds(&id) {
+                    // Its reply could not be told from the other's (and rmcp
+                    // would drop one, keeping its slot for good).
+                    let reply = json!({"jsonrpc": "2.0", "id": id,
+                        "error": {"code": -32600, "message": format!(
+                            "Invalid Request: id {id} is in use by a request not yet answered")}});
+                    let bytes = serde_json::to_vec(&reply).unwrap_or_default();
+                    return write_line(&self.writer, bytes).await.is_ok();
+                }
+                let share = u32::try_from(size.min(MAX_PENDING_BYTES)).unwrap_or(u32::MAX);
                 // The semaphore is never closed.
                 let Ok(bytes) = self.queue.bytes.clone().acquire_many_owned(share).await else {
                     return false;
                 };
                 self.queue.ids().insert(id.clone(), false);
-                let queued = Queued::Request {
-                    id,
-                    message,
-                    _bytes: bytes,
-                };
+                let queued = Queued::Request { id, message, bytes };
                 self.to_admit.send(queued).await.is_ok()
             }
             JsonRpcMessage::Notification(notification) => {

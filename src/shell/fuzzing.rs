@@ -28,6 +28,7 @@ fn fixture() -> &'static Fixture {
         let root = base.join("root");
         crate::fs::fuzz_fixture(&root).expect("fuzz fixture");
         let guard = Guard::new(&[&root]).expect("fuzz root");
+        let gate = std::sync::Arc::new(crate::fs::write_gate::WriteGate::new(vec![root.clone()]));
         let shells = [
             BashConfig::default(),
             BashConfig {
@@ -43,7 +44,7 @@ fn fixture() -> &'static Fixture {
             },
         ]
         .iter()
-        .map(|config| Shell::new(config, &guard))
+        .map(|config| Shell::new(config, &guard, gate.clone()))
         .collect();
         Fixture {
             root: guard.primary().to_path_buf(),

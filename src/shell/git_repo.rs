@@ -37,6 +37,9 @@ pub struct Pin {
     pub git_dir: Option<PathBuf>,
     /// The work tree: the directory holding `.git`.
     pub work_tree: Option<PathBuf>,
+    /// A linked worktree's shared repository (its `commondir`), which holds
+    /// the configuration.
+    pub common_dir: Option<PathBuf>,
     /// `:`-joined parents of the roots.
     pub ceilings: String,
 }
@@ -62,6 +65,7 @@ pub fn locate(guard: &Guard, dir: &Path) -> Result<Pin, Refusal> {
     let mut pin = Pin {
         git_dir: None,
         work_tree: None,
+        common_dir: None,
         ceilings: ceilings.join(":"),
     };
     let start = guard
@@ -97,7 +101,10 @@ pub fn locate(guard: &Guard, dir: &Path) -> Result<Pin, Refusal> {
                 format!("{} is not a directory or a file", dot_git.display()),
             );
         };
-        check_commondir(guard, &git_dir)?;
+        let common_dir = check_commondir(guard, &git_dir)?;
+        for dir in std::iter::once(&git_dir).chain(&common_dir) {
+            check_alternates(guard, dir)?;
+        }
         for name in GIT_READS {
             let file = git_dir.join(name);
             match guard.resolve_absolute(&file) {
@@ -115,9 +122,39 @@ pub fn locate(guard: &Guard, dir: &Path) -> Result<Pin, Refusal> {
         }
         pin.git_dir = Some(git_dir);
         pin.work_tree = Some(top.to_path_buf());
+        pin.common_dir = common_dir;
         return Ok(pin);
     }
     Ok(pin)
+}
+
+/// A git subcommand that writes may not name a path in the repository's own
+/// directory (`git mv README .git/config`), nor in any `.git`: git's files
+/// change through git's own commands, never as a command's operand.
+pub fn refuse_paths_in_repository(
+    guard: &Guard,
+    pin: &Pin,
+    cwd: &Path,
+    paths: &[PathBuf],
+) -> Result<(), Refusal> {
+    let repository: Vec<&PathBuf> = pin.git_dir.iter().chain(&pin.common_dir).collect();
+    for path in paths {
+        let named_git = path
+            .components()
+            .any(|c| c.as_os_str().eq_ignore_ascii_case(".git"));
+        let real = guard.resolve_absolute(&cwd.join(path)).ok();
+        let inside = real
+            .as_ref()
+            .is_some_and(|r| repository.iter().any(|dir| r.real().starts_with(dir)));
+        if named_git || inside {
+            return refuse(
+                path.display().to_string(),
+                "the path is in the repository's own directory; git changes its own files \
+                 through its own commands",
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Reads a small pointer file through the guard (regular files only, never
@@ -161,11 +198,11 @@ fn follow_pointer(guard: &Guard, found: &Resolved, top: &Path) -> Result<PathBuf
 }
 
 /// A worktree's `commondir` names the shared repository, which must be
-/// inside the roots too.
-fn check_commondir(guard: &Guard, git_dir: &Path) -> Result<(), Refusal> {
+/// inside the roots too. Returns it, if there is one.
+fn check_commondir(guard: &Guard, git_dir: &Path) -> Result<Option<PathBuf>, Refusal> {
     let pointer = git_dir.join("commondir");
     match guard.resolve_absolute(&pointer) {
-        Ok(r) if !r.exists() => return Ok(()),
+        Ok(r) if !r.exists() => return Ok(None),
         Ok(_) => {}
         Err(_) => {
             return refuse(
@@ -176,7 +213,7 @@ fn check_commondir(guard: &Guard, git_dir: &Path) -> Result<(), Refusal> {
     }
     let target = git_dir.join(read_pointer(guard, &pointer)?);
     match guard.resolve_absolute(&target) {
-        Ok(r) if r.is_dir() => Ok(()),
+        Ok(r) if r.is_dir() => Ok(Some(r.real().to_path_buf())),
         _ => refuse(
             "git",
             format!(
@@ -185,6 +222,46 @@ fn check_commondir(guard: &Guard, git_dir: &Path) -> Result<(), Refusal> {
             ),
         ),
     }
+}
+
+/// `objects/info/alternates` lends a repository the objects of others; each
+/// must lie inside the roots, or git would read outside them.
+fn check_alternates(guard: &Guard, git_dir: &Path) -> Result<(), Refusal> {
+    let objects = git_dir.join("objects");
+    let list = objects.join("info/alternates");
+    match guard.resolve_absolute(&list) {
+        Ok(r) if !r.exists() => return Ok(()),
+        // Read whole or not at all: a line past the cut would go unchecked.
+        Ok(r) if r.metadata().is_some_and(|m| m.len() > MAX_POINTER_BYTES) => {
+            return refuse("git", format!("{} is too long to check", list.display()));
+        }
+        Ok(_) => {}
+        Err(_) => {
+            return refuse(
+                "git",
+                format!("{} leads outside the workspace", list.display()),
+            );
+        }
+    }
+    for line in read_pointer(guard, &list)?.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let inside = guard
+            .resolve_absolute(&objects.join(line))
+            .is_ok_and(|r| r.is_dir());
+        if !inside {
+            return refuse(
+                "git",
+                format!(
+                    "{} borrows objects from outside the workspace ({line}); git is not run there",
+                    list.display()
+                ),
+            );
+        }
+    }
+    Ok(())
 }
 
 #[cfg(all(test, unix))]

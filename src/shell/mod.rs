@@ -30,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{BashConfig, BashMode};
 use crate::fs::guard::{Guard, MAX_PATH_BYTES, Refusal as GuardRefusal};
+use crate::fs::write_gate::{GitAlone, WriteGate, Writing};
 use execute::{Call, Executor};
 use expand::{Budget, Expander};
 use git_repo::Pin;
@@ -112,20 +113,17 @@ pub struct Shell {
     executor: Executor,
     /// Turns for running command lines ([`MAX_CONCURRENT_CALLS`]).
     turns: tokio::sync::Semaphore,
-    /// Held shared by everything that may write in the roots (writable
-    /// command lines, the file tools' writes), and alone by a line that
-    /// runs git from its configuration check to its end: what was checked
-    /// is what git reads.
-    writes: Arc<tokio::sync::RwLock<()>>,
+    /// Held by everything that may write in the roots (writable command
+    /// lines, the file tools' writes), and alone by a line that runs git
+    /// from its configuration check to its end: what was checked is what
+    /// git reads.
+    writes: Arc<WriteGate>,
 }
-
-/// Held while writing in the roots; see [`Shell::writing`].
-pub type WritingTurn = tokio::sync::OwnedRwLockReadGuard<()>;
 
 impl Shell {
     /// Builds the shell for `config`. The sandbox starts on first use, or in
     /// the background from [`Shell::start_sandbox`].
-    pub fn new(config: &BashConfig, guard: &Guard) -> Shell {
+    pub fn new(config: &BashConfig, guard: &Guard, writes: Arc<WriteGate>) -> Shell {
         let roots: Vec<PathBuf> = guard.roots().map(Path::to_path_buf).collect();
         Shell {
             config: config.clone(),
@@ -134,14 +132,8 @@ impl Shell {
             cwd: guard.primary().to_path_buf(),
             executor: Executor::new(config, &roots),
             turns: tokio::sync::Semaphore::new(MAX_CONCURRENT_CALLS),
-            writes: Arc::new(tokio::sync::RwLock::new(())),
+            writes,
         }
-    }
-
-    /// Waits until no command line that runs git is between its
-    /// configuration check and its end; hold the turn while writing.
-    pub async fn writing(&self) -> WritingTurn {
-        self.writes.clone().read_owned().await
     }
 
     /// Starts the sandbox (on Linux, its fork server) in the background;
@@ -166,6 +158,7 @@ impl Shell {
     pub async fn run(
         &self,
         plan: &Plan,
+        guard: &Guard,
         deadline: Instant,
         cancel: &CancellationToken,
     ) -> Result<Outcome, String> {
@@ -178,9 +171,14 @@ impl Shell {
         let writable = self.config.mode != BashMode::ReadOnly && !plan.writes_nothing;
         let gate = async {
             if !plan.git_pins.is_empty() {
-                Some(Gate::Alone(self.writes.clone().write_owned().await))
+                let repositories: Vec<PathBuf> = plan
+                    .git_pins
+                    .iter()
+                    .flat_map(|pin| pin.git_dir.iter().chain(&pin.common_dir).cloned())
+                    .collect();
+                Some(Gate::Alone(self.writes.git_alone(&repositories).await))
             } else if writable {
-                Some(Gate::Shared(self.writes.clone().read_owned().await))
+                Some(Gate::Shared(self.writes.writing().await))
             } else {
                 None
             }
@@ -190,6 +188,17 @@ impl Shell {
             Ok(gate) => gate,
             Err(ended) => return Ok(ended),
         };
+        // What planning found of each repository may have changed while the
+        // line waited; with the gate held, nothing in this server changes it
+        // until the line ends.
+        for pin in &plan.git_pins {
+            if let Some(tree) = &pin.work_tree
+                && git_repo::locate(guard, tree).as_ref() != Ok(pin)
+            {
+                let why = Refusal::new("git", "the repository changed while the command waited");
+                return Err(self.refusal_message(&why));
+            }
+        }
         self.check_git_configs(plan, deadline, cancel).await?;
         let call = Call {
             steps: &plan.steps,
@@ -306,6 +315,12 @@ impl Shell {
                 writes_git_config |= checked.git_subcommand.as_deref() == Some("config");
                 if let Some(dir) = checked.git_dir {
                     let pin = git_repo::locate(guard, &self.cwd.join(dir))?;
+                    git_repo::refuse_paths_in_repository(
+                        guard,
+                        &pin,
+                        &self.cwd,
+                        &checked.git_written_paths,
+                    )?;
                     stage.env = pin.env();
                     if !git_pins.contains(&pin) {
                         git_pins.push(pin);
@@ -393,9 +408,9 @@ impl Shell {
 /// How a command line holds [`Shell::writes`].
 enum Gate {
     #[allow(dead_code, reason = "held, never read")]
-    Alone(tokio::sync::OwnedRwLockWriteGuard<()>),
+    Alone(GitAlone),
     #[allow(dead_code, reason = "held, never read")]
-    Shared(tokio::sync::OwnedRwLockReadGuard<()>),
+    Shared(Writing),
 }
 
 /// The environment commands get: an allowlist. A fixed PATH of system
@@ -481,7 +496,8 @@ mod tests {
             timeout: Duration::from_secs(5),
             ..BashConfig::default()
         };
-        (Shell::new(&config, &guard), guard)
+        let gate = Arc::new(WriteGate::new(guard.roots().map(Into::into).collect()));
+        (Shell::new(&config, &guard, gate), guard)
     }
 
     fn soon() -> Instant {

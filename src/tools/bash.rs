@@ -66,7 +66,7 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     };
     let plan = planned.map_err(|r| ToolError(shell.refusal_message(&r)))?;
     let outcome = shell
-        .run(&plan, deadline, &ctx.cancel)
+        .run(&plan, &state.guard, deadline, &ctx.cancel)
         .await
         .map_err(ToolError)?;
     let notes = plan.notes(state.config.bash.mode);

@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{Config, Dialect};
 use crate::fs::atomic::PathLocks;
 use crate::fs::guard::{Guard, Refusal};
+use crate::fs::write_gate::WriteGate;
 use crate::mcp::params::{self, JsonObject};
 use crate::shell::Shell;
 
@@ -77,18 +78,23 @@ pub struct State {
     pub locks: PathLocks,
     /// The bash tool's policy and sandbox (None when bash is off).
     pub shell: Option<Shell>,
+    /// Writers against lines that run git (see `fs::write_gate`); also
+    /// with bash off here, since another server may run git in these roots.
+    pub writes: Arc<WriteGate>,
 }
 
 impl State {
     pub fn new(guard: Guard, config: Config) -> State {
+        let writes = Arc::new(WriteGate::new(guard.roots().map(Into::into).collect()));
         let shell = config
             .offers(&bash::spec())
-            .then(|| Shell::new(&config.bash, &guard));
+            .then(|| Shell::new(&config.bash, &guard, writes.clone()));
         State {
             guard,
             config,
             locks: PathLocks::default(),
             shell,
+            writes,
         }
     }
 }

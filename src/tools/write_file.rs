@@ -59,10 +59,7 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let cost = target.existing_size() + params.content.len() as u64;
     // A command line that runs git has its configuration checked; no
     // write may land between that check and its end.
-    let writing = match &state.shell {
-        Some(shell) => Some(shell.writing().await),
-        None => None,
-    };
+    let writing = state.writes.writing().await;
     run_sized(cost, move || {
         let _writing = writing;
         write_file(&state, &params, target)

@@ -108,6 +108,12 @@ pub const NEUTRALIZE_GLOBAL: &[&str] = &[
     "-c",
     "gpg.program=false",
     "-c",
+    "gpg.openpgp.program=false",
+    "-c",
+    "gpg.x509.program=false",
+    "-c",
+    "gpg.ssh.program=false",
+    "-c",
     "log.showSignature=false",
     "-c",
     "protocol.allow=never",
@@ -159,6 +165,24 @@ pub struct GitCommand {
     pub args: Vec<String>,
     /// Where `--` stands in `args`, if it does.
     pub dashdash: Option<usize>,
+    /// For a subcommand that writes (one the user allowed): every path its
+    /// arguments name, relative to the working directory, so that the
+    /// caller can refuse those inside the repository's own directory.
+    pub written_paths: Vec<PathBuf>,
+}
+
+/// Passes each path on to the real check, and notes it.
+struct Noting<'a> {
+    inner: &'a dyn PathCheck,
+    seen: std::cell::RefCell<Vec<PathBuf>>,
+}
+
+impl PathCheck for Noting<'_> {
+    fn check(&self, base: &std::path::Path, arg: &str, follow_last: bool) -> Result<(), String> {
+        self.inner.check(base, arg, follow_last)?;
+        self.seen.borrow_mut().push(base.join(arg));
+        Ok(())
+    }
 }
 
 impl GitCommand {
@@ -204,6 +228,7 @@ pub fn check(
         sub: None,
         args: Vec::new(),
         dashdash: None,
+        written_paths: Vec::new(),
     };
     let mut i = 0;
     while let Some(word) = args.get(i) {
@@ -260,8 +285,43 @@ pub fn check(
     command.sub = Some(sub.clone());
     command.args = rest.to_vec();
     let user_allowed = user_subcommands.iter().any(|u| u == sub);
-    // A subcommand the user allowed is read by its writing table (`git
-    // branch NAME` creates); otherwise by the read-only one.
+    if user_allowed {
+        // Paths a writing subcommand names are noted: none may lie in the
+        // repository's own directory (`git mv x .git/config`).
+        let noting = Noting {
+            inner: paths,
+            seen: std::cell::RefCell::new(Vec::new()),
+        };
+        check_subcommand(&mut command, sub, rest, &noting, true)?;
+        command.written_paths = noting.seen.into_inner();
+        return Ok(command);
+    }
+    if SUBCOMMANDS.iter().any(|p| p.name == sub) {
+        check_subcommand(&mut command, sub, rest, paths, false)?;
+        return Ok(command);
+    }
+    if sub == "help" {
+        return refuse("git help", "`git help` runs the `man` program");
+    }
+    refuse(
+        format!("git {sub}"),
+        format!(
+            "only read-only git subcommands are allowed ({})",
+            read_only_names().join(", ")
+        ),
+    )
+}
+
+/// Checks a subcommand's arguments against its table: the writing one when
+/// the user allowed it (`git branch NAME` creates), else the read-only one;
+/// a subcommand the user allowed without a table takes operands only.
+fn check_subcommand(
+    command: &mut GitCommand,
+    sub: &str,
+    rest: &[String],
+    paths: &dyn PathCheck,
+    user_allowed: bool,
+) -> Result<(), Refusal> {
     let writing = user_allowed
         .then(|| super::git_write::SUBCOMMANDS.iter().find(|p| p.name == sub))
         .flatten();
@@ -275,39 +335,26 @@ pub fn check(
             ..r
         })?;
         command.dashdash = parsed.dashdash_at;
-        return Ok(command);
+        return Ok(());
     }
-    if user_allowed {
-        // No table: operands only, each a path inside the roots.
-        command.dashdash = rest.iter().position(|a| a == "--");
-        let options_end = command.dashdash.unwrap_or(rest.len());
-        if let Some(option) = rest[..options_end].iter().find(|a| a.starts_with('-')) {
-            return refuse(
-                option,
-                format!(
-                    "rootbound has no option table for `git {sub}`, so it takes no options; \
-                     subcommands with tables: {}",
-                    super::git_write::SUBCOMMANDS
-                        .iter()
-                        .map(|p| p.name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            );
-        }
-        super::check_paths_generic(rest, paths, &command.dir)?;
-        return Ok(command);
+    // No table: operands only, each a path inside the roots.
+    command.dashdash = rest.iter().position(|a| a == "--");
+    let options_end = command.dashdash.unwrap_or(rest.len());
+    if let Some(option) = rest[..options_end].iter().find(|a| a.starts_with('-')) {
+        return refuse(
+            option,
+            format!(
+                "rootbound has no option table for `git {sub}`, so it takes no options; \
+                 subcommands with tables: {}",
+                super::git_write::SUBCOMMANDS
+                    .iter()
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
     }
-    if sub == "help" {
-        return refuse("git help", "`git help` runs the `man` program");
-    }
-    refuse(
-        format!("git {sub}"),
-        format!(
-            "only read-only git subcommands are allowed ({})",
-            read_only_names().join(", ")
-        ),
-    )
+    super::check_paths_generic(rest, paths, &command.dir)
 }
 
 /// The words of a git command line with its global options (and their
@@ -357,6 +404,21 @@ pub fn config_key_hazard(key: &str, value: &str) -> Option<&'static str> {
     }
     if key == "core.fsmonitor" {
         return (!value.eq_ignore_ascii_case("false")).then_some("runs a file-system monitor");
+    }
+    // Files git reads by name: nothing confines them to the roots but the
+    // sandbox (`blame.ignoreRevsFile=/etc/passwd` shows a line of it).
+    const READS_FILES: &[&str] = &[
+        "blame.ignorerevsfile",
+        "mailmap.file",
+        "core.excludesfile",
+        "core.attributesfile",
+        "diff.orderfile",
+        "commit.template",
+        "gpg.ssh.allowedsignersfile",
+        "gpg.ssh.revocationfile",
+    ];
+    if READS_FILES.contains(&key.as_str()) {
+        return Some("names a file git reads, which may lie outside the workspace");
     }
     if key == "extensions.partialclone" || (section == "remote" && name == "promisor") {
         return Some("makes git fetch missing objects from a remote, through its transport");
@@ -1427,6 +1489,10 @@ mod tests {
             ("remote.origin.url", "ext::sh -c x"),
             ("remote.origin.pushurl", "fd::3"),
             ("remote.origin.vcs", "x"),
+            ("blame.ignoreRevsFile", "/etc/passwd"),
+            ("mailmap.file", "/etc/passwd"),
+            ("core.excludesFile", "/x"),
+            ("gpg.ssh.allowedSignersFile", "/x"),
         ] {
             assert!(config_key_hazard(key, value).is_some(), "{key}");
         }

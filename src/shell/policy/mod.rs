@@ -134,6 +134,9 @@ pub struct Checked {
     pub git_dir: Option<std::path::PathBuf>,
     /// For git: the subcommand, if any.
     pub git_subcommand: Option<String>,
+    /// For a git subcommand that writes: the paths it names (relative to
+    /// the working directory).
+    pub git_written_paths: Vec<std::path::PathBuf>,
 }
 
 /// The allow and deny lists of one configuration.
@@ -262,6 +265,7 @@ impl Policy {
                     argv: git.argv(),
                     git_dir: Some(git.dir),
                     git_subcommand: git.sub,
+                    git_written_paths: git.written_paths,
                 });
             }
             "find" => find::check(args, paths, here)?,
@@ -279,6 +283,7 @@ impl Policy {
             argv: argv.to_vec(),
             git_dir: None,
             git_subcommand: None,
+            git_written_paths: Vec::new(),
         })
     }
 }

@@ -555,10 +555,25 @@ pub fn dir_rules<'g>(
 }
 
 /// Orders paths as the contract says: by lower-case form, then bytes.
+/// ASCII paths (the common case) are compared without allocating.
 pub fn path_order(a: &str, b: &str) -> std::cmp::Ordering {
-    a.to_lowercase()
-        .cmp(&b.to_lowercase())
-        .then_with(|| a.cmp(b))
+    let by_lower = if a.is_ascii() && b.is_ascii() {
+        a.bytes()
+            .map(|c| c.to_ascii_lowercase())
+            .cmp(b.bytes().map(|c| c.to_ascii_lowercase()))
+    } else {
+        a.to_lowercase().cmp(&b.to_lowercase())
+    };
+    by_lower.then_with(|| a.cmp(b))
+}
+
+/// The lower-case form `path_order` compares first.
+pub fn lower_key(s: &str) -> String {
+    if s.is_ascii() {
+        s.to_ascii_lowercase()
+    } else {
+        s.to_lowercase()
+    }
 }
 
 /// Sorts `items` in path order by `key`, computing each lower-case key once;

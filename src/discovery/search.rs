@@ -253,7 +253,10 @@ pub fn search(
                     return true;
                 }
             }
-            let hits = worker.search(guard, f.path, f.rel);
+            let hits = f
+                .open(guard)
+                .ok()
+                .and_then(|(file, _)| worker.search_file(file, f.path, f.rel));
             let n = searched.fetch_add(1, Ordering::Relaxed) + 1;
             if n.is_multiple_of(64) {
                 on_progress(n);
@@ -329,14 +332,17 @@ fn truncate_hits(mut hits: FileHits, keep: usize) -> FileHits {
 const MAX_LINE_BYTES: usize = 1024 * 1024;
 
 /// A reader that breaks over-long lines, remembering where, so reported
-/// line numbers can be mapped back to the file's own.
+/// line numbers can be mapped back to the file's own. It never counts the
+/// lines it passes (the searcher does, only as far as it needs): it looks
+/// back from the end of each chunk for the last newline, and records
+/// where in the stream each virtual break went.
 struct BoundedLines<R> {
     inner: R,
     since_newline: usize,
-    /// Stream line numbers (1-based) that end at a virtual break.
+    /// Stream offsets of the virtual line breaks, in order.
     breaks: Vec<u64>,
-    /// Lines (real and virtual) that ended so far.
-    lines_ended: u64,
+    /// Bytes handed out so far (virtual breaks included).
+    offset: u64,
     pending_break: bool,
     passthrough: bool,
 }
@@ -347,15 +353,17 @@ impl<R: std::io::Read> BoundedLines<R> {
             inner,
             since_newline: 0,
             breaks: Vec::new(),
-            lines_ended: 0,
+            offset: 0,
             pending_break: false,
             passthrough: false,
         }
     }
 
-    /// The file's own line number for a reported (stream) line number.
-    fn real_line(&self, stream_line: u64) -> u64 {
-        stream_line - self.breaks.partition_point(|&b| b < stream_line) as u64
+    /// The file's own line number for a line the searcher numbered
+    /// `stream_line` and found at stream offset `at`: each virtual break
+    /// before it added one line.
+    fn real_line(&self, stream_line: u64, at: u64) -> u64 {
+        stream_line - self.breaks.partition_point(|&b| b < at) as u64
     }
 }
 
@@ -364,8 +372,8 @@ impl<R: std::io::Read> std::io::Read for BoundedLines<R> {
         if self.pending_break && !buf.is_empty() {
             buf[0] = b'\n';
             self.pending_break = false;
-            self.lines_ended += 1;
-            self.breaks.push(self.lines_ended);
+            self.breaks.push(self.offset);
+            self.offset += 1;
             self.since_newline = 0;
             return Ok(1);
         }
@@ -378,19 +386,13 @@ impl<R: std::io::Read> std::io::Read for BoundedLines<R> {
         if self.passthrough || n == 0 {
             return Ok(n);
         }
-        if self.lines_ended == 0
-            && self.since_newline == 0
-            && n >= 2
-            && matches!(&buf[..2], [0xFF, 0xFE] | [0xFE, 0xFF])
-        {
+        if self.offset == 0 && n >= 2 && matches!(&buf[..2], [0xFF, 0xFE] | [0xFE, 0xFF]) {
             // UTF-16: breaking it could split a code unit; leave it alone.
             self.passthrough = true;
             return Ok(n);
         }
-        let chunk = &buf[..n];
-        let newlines = memchr::memchr_iter(b'\n', chunk).count() as u64;
-        self.lines_ended += newlines;
-        self.since_newline = match memchr::memrchr(b'\n', chunk) {
+        self.offset += n as u64;
+        self.since_newline = match memchr::memrchr(b'\n', &buf[..n]) {
             Some(last) => n - last - 1,
             None => self.since_newline + n,
         };
@@ -464,15 +466,21 @@ impl Worker {
     /// swapped for a symlink since the walk saw it is not followed, and a
     /// FIFO is refused instead of blocking the thread.
     fn search(&mut self, guard: &Guard, path: &Path, rel: &str) -> Option<FileHits> {
+        // Unreadable files are skipped like ripgrep skips them.
+        let (file, _) = guard.open_walked(path).ok()?;
+        self.search_file(file, path, rel)
+    }
+
+    /// The hits of a file opened by the caller.
+    fn search_file(&mut self, file: std::fs::File, path: &Path, rel: &str) -> Option<FileHits> {
         let mut sink = Collect {
             lines: Vec::new(),
+            offsets: Vec::new(),
             matches: 0,
             binary: false,
             names_only: self.names_only,
             exclude: self.exclude.as_ref(),
         };
-        // Unreadable files are skipped like ripgrep skips them.
-        let (file, _) = guard.open_walked(path).ok()?;
         let mut reader = BoundedLines::new(file);
         let result = self
             .searcher
@@ -481,8 +489,8 @@ impl Worker {
             return None;
         }
         if !reader.breaks.is_empty() {
-            for line in &mut sink.lines {
-                line.number = reader.real_line(line.number);
+            for (line, &at) in sink.lines.iter_mut().zip(&sink.offsets) {
+                line.number = reader.real_line(line.number, at);
             }
             // Pieces of one broken line are one line: show and count it once.
             let mut kept: Vec<Line> = Vec::with_capacity(sink.lines.len());
@@ -507,6 +515,8 @@ impl Worker {
 /// Collects the lines of one file.
 struct Collect<'m> {
     lines: Vec<Line>,
+    /// Where each of `lines` starts in the searched stream.
+    offsets: Vec<u64>,
     matches: usize,
     binary: bool,
     names_only: bool,
@@ -520,7 +530,8 @@ impl Collect<'_> {
             .is_some_and(|m| m.is_match(bytes).unwrap_or(false))
     }
 
-    fn push(&mut self, number: Option<u64>, bytes: &[u8], is_match: bool) {
+    fn push(&mut self, number: Option<u64>, at: u64, bytes: &[u8], is_match: bool) {
+        self.offsets.push(at);
         let text = String::from_utf8_lossy(bytes);
         let (text, _) = cut_line(text.trim_end());
         self.lines.push(Line {
@@ -540,7 +551,12 @@ impl Sink for Collect<'_> {
         }
         self.matches += 1;
         if !self.names_only {
-            self.push(mat.line_number(), mat.bytes(), true);
+            self.push(
+                mat.line_number(),
+                mat.absolute_byte_offset(),
+                mat.bytes(),
+                true,
+            );
         }
         Ok(!self.names_only)
     }
@@ -549,7 +565,12 @@ impl Sink for Collect<'_> {
         if self.excluded(ctx.bytes()) {
             return Ok(true);
         }
-        self.push(ctx.line_number(), ctx.bytes(), false);
+        self.push(
+            ctx.line_number(),
+            ctx.absolute_byte_offset(),
+            ctx.bytes(),
+            false,
+        );
         Ok(true)
     }
 
@@ -638,11 +659,19 @@ mod tests {
         reader.read_to_end(&mut out).unwrap();
         let stream_lines: Vec<&[u8]> = out.split(|&b| b == b'\n').collect();
         assert!(stream_lines.iter().all(|l| l.len() <= MAX_LINE_BYTES));
-        // short, 3 pieces of the long line, after.
-        assert_eq!(reader.breaks, vec![2, 3]);
-        assert_eq!(reader.real_line(1), 1);
-        assert_eq!(reader.real_line(4), 2);
-        assert_eq!(reader.real_line(5), 3);
+        // short, 3 pieces of the long line, after: breaks after the first
+        // and the second piece.
+        let first = 6 + MAX_LINE_BYTES as u64;
+        assert_eq!(
+            reader.breaks,
+            vec![first, first + 1 + MAX_LINE_BYTES as u64]
+        );
+        assert_eq!(reader.real_line(1, 0), 1);
+        assert_eq!(reader.real_line(2, 6), 2);
+        assert_eq!(reader.real_line(4, first + 2 + MAX_LINE_BYTES as u64), 2);
+        let after = (data.len() + 2 - 6) as u64;
+        assert_eq!(reader.real_line(5, after), 3);
+        assert_eq!(&out[after as usize..], b"after\n");
         assert_eq!(out.len(), data.len() + 2);
     }
 

@@ -127,6 +127,17 @@ pub struct Found<'a> {
 }
 
 impl Found<'_> {
+    /// Opens the file for reading: a plain file relative to the handle of
+    /// the directory it was listed in (opened beneath its root, no symlink
+    /// followed; the name itself is opened with `O_NOFOLLOW`), a file
+    /// symlink through the guard, its target resolved again.
+    pub fn open(&self, guard: &Guard) -> std::io::Result<(std::fs::File, std::fs::Metadata)> {
+        if self.is_symlink {
+            return guard.open_walked(self.path);
+        }
+        self.listing.open_file(self.name)
+    }
+
     /// When the file was last modified; a symlink's target's time, asked of
     /// the guard.
     pub fn modified(&self, guard: &Guard) -> Option<SystemTime> {

@@ -693,6 +693,28 @@ impl Listing {
         std::time::SystemTime::UNIX_EPOCH.checked_add(since_epoch)
     }
 
+    /// Opens the entry `name` (a regular file) for reading, relative to the
+    /// listed directory's handle: the directory was opened beneath its root
+    /// with no symlink followed, and the entry is opened with `O_NOFOLLOW`
+    /// and without blocking, so a file swapped for a symlink since the
+    /// listing fails to open and a FIFO or device is refused. One path
+    /// component to look up instead of the whole path from the root.
+    pub fn open_file(&self, name: &OsStr) -> io::Result<(File, Metadata)> {
+        use rustix::fs::Mode;
+        let dir = self.dir.fd()?;
+        let file = File::from(rustix::fs::openat(
+            dir,
+            name,
+            ReadKind::File.flags(),
+            Mode::empty(),
+        )?);
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(not_regular(&meta));
+        }
+        Ok((file, meta))
+    }
+
     /// Reads the entry `name` as one of the server's own files (an ignore
     /// file), relative to the listed directory's handle: no symlink
     /// followed, never blocking, at most `max_bytes`.

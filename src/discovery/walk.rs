@@ -163,9 +163,16 @@ pub struct Walk<'g> {
     too_deep: AtomicUsize,
 }
 
+/// Directories this shallow are listed through their parent's handle (one
+/// lookup instead of the whole path); deeper ones by their path from the
+/// root, so a deep tree never holds more than this many handles per thread.
+const PARENT_HANDLE_DEPTH: usize = 32;
+
 /// A directory waiting to be listed.
 struct Job {
     path: PathBuf,
+    /// The listing of its parent, when it is listed through its handle.
+    parent: Option<Arc<Listing>>,
     /// 0 for the start directory.
     depth: usize,
     rules: JobRules,
@@ -331,6 +338,7 @@ impl<'g> Walk<'g> {
             jobs: Mutex::new(Pending {
                 jobs: vec![Job {
                     path: self.start.clone(),
+                    parent: None,
                     depth: 0,
                     rules,
                 }],
@@ -404,7 +412,15 @@ impl Lister<'_, '_> {
         F: Fn(&mut C, Found<'_>) -> bool,
     {
         let walk = self.walk;
-        let listing = match walk.guard.list_walked_dir(&job.path) {
+        let listed = match &job.parent {
+            Some(parent) => job.path.file_name().map_or_else(
+                || walk.guard.list_walked_dir(&job.path),
+                |name| parent.list_child(name),
+            ),
+            None => walk.guard.list_walked_dir(&job.path),
+        };
+        drop(job.parent);
+        let listing = match listed {
             Ok(listing) => listing,
             Err(e) => {
                 if e.raw_os_error() == Some(rustix::io::Errno::NAMETOOLONG.raw_os_error()) {
@@ -447,8 +463,10 @@ impl Lister<'_, '_> {
                 kind => kind,
             })
             .collect();
+        let listing = Arc::new(listing);
         let mut path = job.path;
         if descend {
+            let share = (child_depth <= PARENT_HANDLE_DEPTH).then(|| listing.clone());
             let mut subdirs = Vec::new();
             for (item, _) in listing
                 .items
@@ -469,6 +487,7 @@ impl Lister<'_, '_> {
                 if let Some(rules) = rules {
                     subdirs.push(Job {
                         path: path.clone(),
+                        parent: share.clone(),
                         depth: child_depth,
                         rules,
                     });
@@ -569,9 +588,17 @@ pub fn dir_rules<'g>(
 /// ASCII paths (the common case) are compared without allocating.
 pub fn path_order(a: &str, b: &str) -> std::cmp::Ordering {
     let by_lower = if a.is_ascii() && b.is_ascii() {
-        a.bytes()
-            .map(|c| c.to_ascii_lowercase())
-            .cmp(b.bytes().map(|c| c.to_ascii_lowercase()))
+        // Paths share long prefixes: skip the equal part a block at a time.
+        let (x, y) = (a.as_bytes(), b.as_bytes());
+        let n = x.len().min(y.len());
+        let mut i = 0;
+        while i + 16 <= n && x[i..i + 16] == y[i..i + 16] {
+            i += 16;
+        }
+        x[i..]
+            .iter()
+            .map(u8::to_ascii_lowercase)
+            .cmp(y[i..].iter().map(u8::to_ascii_lowercase))
     } else {
         a.to_lowercase().cmp(&b.to_lowercase())
     };
@@ -622,5 +649,12 @@ mod tests {
         let mut sorted = names.clone();
         sorted.sort_by(|a, b| path_order(a, b));
         assert_eq!(sorted, names);
+        let long = |tail: &str| format!("/a/long/shared/prefix/of/many/bytes/{tail}");
+        let mut paths = vec![long("b"), long("B"), long("a"), long("Ab"), long("_")];
+        paths.sort_by(|a, b| path_order(a, b));
+        let lowered = |s: &String| (s.to_lowercase(), s.clone());
+        let mut by_definition = paths.clone();
+        by_definition.sort_by_key(lowered);
+        assert_eq!(paths, by_definition);
     }
 }

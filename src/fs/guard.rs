@@ -715,6 +715,26 @@ impl Listing {
         Ok((file, meta))
     }
 
+    /// Lists the subdirectory `name` of this listed directory, opened
+    /// relative to this directory's handle with no symlink followed
+    /// (`O_NOFOLLOW | O_DIRECTORY`): like [`Guard::list_walked_dir`] for a
+    /// child, a subdirectory swapped for a symlink since this listing is not
+    /// listed, and one path component is looked up instead of the whole
+    /// path from the root.
+    pub fn list_child(&self, name: &OsStr) -> io::Result<Listing> {
+        use rustix::fs::Mode;
+        let dir = self.dir.fd()?;
+        let fd = rustix::fs::openat(dir, name, ReadKind::Directory.flags(), Mode::empty())?;
+        let mut entries = DirEntries {
+            inner: rustix::fs::Dir::new(fd)?,
+        };
+        let items = entries.by_ref().collect::<io::Result<Vec<DirItem>>>()?;
+        Ok(Listing {
+            dir: entries.inner,
+            items,
+        })
+    }
+
     /// Reads the entry `name` as one of the server's own files (an ignore
     /// file), relative to the listed directory's handle: no symlink
     /// followed, never blocking, at most `max_bytes`.

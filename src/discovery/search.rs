@@ -472,7 +472,12 @@ impl Worker {
     }
 
     /// The hits of a file opened by the caller.
-    fn search_file(&mut self, file: std::fs::File, path: &Path, rel: &str) -> Option<FileHits> {
+    fn search_file(
+        &mut self,
+        file: impl std::io::Read,
+        path: &Path,
+        rel: &str,
+    ) -> Option<FileHits> {
         let mut sink = Collect {
             lines: Vec::new(),
             offsets: Vec::new(),

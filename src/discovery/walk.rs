@@ -34,7 +34,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::SystemTime;
 
 use crate::discovery::ignore_rules::{DirRules, IgnoreSet};
-use crate::fs::guard::{EntryKind, Guard, Listing};
+use crate::fs::guard::{EntryKind, Guard, Listing, OpenedFile};
 use crate::text::names::{Escaped, escape_name};
 
 /// What an answer says when its walk met directories nested too deeply.
@@ -131,7 +131,7 @@ impl Found<'_> {
     /// the directory it was listed in (opened beneath its root, no symlink
     /// followed; the name itself is opened with `O_NOFOLLOW`), a file
     /// symlink through the guard, its target resolved again.
-    pub fn open(&self, guard: &Guard) -> std::io::Result<(std::fs::File, std::fs::Metadata)> {
+    pub fn open(&self, guard: &Guard) -> std::io::Result<OpenedFile> {
         if self.is_symlink {
             return guard.open_walked(self.path);
         }

@@ -662,6 +662,9 @@ pub struct DirEntries {
     inner: rustix::fs::Dir,
 }
 
+/// A file opened for reading, and its metadata as opened.
+pub type OpenedFile = (File, Metadata);
+
 /// A directory listed by [`Guard::list_walked_dir`]: its entries, and its
 /// handle for looking at them.
 pub struct Listing {

@@ -453,88 +453,102 @@ impl Lister<'_, '_> {
         let start = walk.start.as_os_str().as_encoded_bytes();
         let child_depth = job.depth + 1;
         let descend = walk.options.max_depth.is_none_or(|max| child_depth < max);
-        // The entries' types, asked of the file system only where the
-        // listing does not say.
-        let kinds: Vec<EntryKind> = listing
-            .items
-            .iter()
-            .map(|item| match item.kind {
-                EntryKind::Unknown => listing.kind_of(&item.name).unwrap_or(EntryKind::Special),
-                kind => kind,
-            })
-            .collect();
-        let listing = Arc::new(listing);
+        // A directory listed in batches is never shared: its handle reads
+        // the next batch.
+        let complete = listing.is_complete();
+        let mut listing = Arc::new(listing);
         let mut path = job.path;
-        if descend {
-            let share = (child_depth <= PARENT_HANDLE_DEPTH).then(|| listing.clone());
-            let mut subdirs = Vec::new();
-            for (item, _) in listing
+        loop {
+            // The entries' types, asked of the file system only where the
+            // listing does not say.
+            let kinds: Vec<EntryKind> = listing
                 .items
                 .iter()
-                .zip(&kinds)
-                .filter(|(_, kind)| **kind == EntryKind::Directory)
-            {
-                if !keep_entry(&walk.options, &item.name, true) {
+                .map(|item| match item.kind {
+                    EntryKind::Unknown => listing.kind_of(&item.name).unwrap_or(EntryKind::Special),
+                    kind => kind,
+                })
+                .collect();
+            if descend {
+                let share =
+                    (complete && child_depth <= PARENT_HANDLE_DEPTH).then(|| listing.clone());
+                let mut subdirs = Vec::new();
+                for (item, _) in listing
+                    .items
+                    .iter()
+                    .zip(&kinds)
+                    .filter(|(_, kind)| **kind == EntryKind::Directory)
+                {
+                    if !keep_entry(&walk.options, &item.name, true) {
+                        continue;
+                    }
+                    path.push(&item.name);
+                    let rules = match (&rules, is_ignored(&path, true)) {
+                        (_, true) if !self.report_ignored => None,
+                        (_, true) => Some(JobRules::AllIgnored),
+                        (Some(rules), false) => Some(JobRules::FromParent(rules.clone())),
+                        (None, false) => Some(JobRules::Off),
+                    };
+                    if let Some(rules) = rules {
+                        subdirs.push(Job {
+                            path: path.clone(),
+                            parent: share.clone(),
+                            depth: child_depth,
+                            rules,
+                        });
+                    }
+                    path.pop();
+                }
+                stack.push(subdirs);
+            }
+            for (item, kind) in listing.items.iter().zip(&kinds) {
+                let is_symlink = match kind {
+                    EntryKind::File => false,
+                    EntryKind::Symlink => true,
+                    _ => continue,
+                };
+                if self.stopped() {
+                    return;
+                }
+                if !keep_entry(&walk.options, &item.name, false) {
                     continue;
                 }
                 path.push(&item.name);
-                let rules = match (&rules, is_ignored(&path, true)) {
-                    (_, true) if !self.report_ignored => None,
-                    (_, true) => Some(JobRules::AllIgnored),
-                    (Some(rules), false) => Some(JobRules::FromParent(rules.clone())),
-                    (None, false) => Some(JobRules::Off),
-                };
-                if let Some(rules) = rules {
-                    subdirs.push(Job {
-                        path: path.clone(),
-                        parent: share.clone(),
-                        depth: child_depth,
-                        rules,
-                    });
+                let ignored = is_ignored(&path, false);
+                let wanted = (self.report_ignored || !ignored)
+                    && (!is_symlink
+                        || (walk.options.file_links && walk.link_is_file_inside(&path)));
+                // Every path is built as `start/...`.
+                let rel = path
+                    .as_os_str()
+                    .as_encoded_bytes()
+                    .strip_prefix(start)
+                    .map(|rel| rel.strip_prefix(b"/").unwrap_or(rel));
+                if wanted && let Some(rel) = rel {
+                    let (rel, escaped) = escape_name(rel);
+                    let found = Found {
+                        path: &path,
+                        rel: &rel,
+                        escaped,
+                        ignored,
+                        is_symlink,
+                        listing: &listing,
+                        name: &item.name,
+                    };
+                    if !visit(state, found) {
+                        self.halted.store(true, Ordering::Relaxed);
+                        return;
+                    }
                 }
                 path.pop();
             }
-            stack.push(subdirs);
-        }
-        for (item, kind) in listing.items.iter().zip(&kinds) {
-            let is_symlink = match kind {
-                EntryKind::File => false,
-                EntryKind::Symlink => true,
-                _ => continue,
+            // The next batch of a big directory (its listing is not shared).
+            let Some(unshared) = Arc::get_mut(&mut listing) else {
+                return;
             };
-            if self.stopped() {
-                break;
+            if unshared.is_complete() || !matches!(unshared.next_batch(), Ok(true)) {
+                return;
             }
-            if !keep_entry(&walk.options, &item.name, false) {
-                continue;
-            }
-            path.push(&item.name);
-            let ignored = is_ignored(&path, false);
-            let wanted = (self.report_ignored || !ignored)
-                && (!is_symlink || (walk.options.file_links && walk.link_is_file_inside(&path)));
-            // Every path is built as `start/...`.
-            let rel = path
-                .as_os_str()
-                .as_encoded_bytes()
-                .strip_prefix(start)
-                .map(|rel| rel.strip_prefix(b"/").unwrap_or(rel));
-            if wanted && let Some(rel) = rel {
-                let (rel, escaped) = escape_name(rel);
-                let found = Found {
-                    path: &path,
-                    rel: &rel,
-                    escaped,
-                    ignored,
-                    is_symlink,
-                    listing: &listing,
-                    name: &item.name,
-                };
-                if !visit(state, found) {
-                    self.halted.store(true, Ordering::Relaxed);
-                    break;
-                }
-            }
-            path.pop();
         }
     }
 }
@@ -656,5 +670,44 @@ mod tests {
         let mut by_definition = paths.clone();
         by_definition.sort_by_key(lowered);
         assert_eq!(paths, by_definition);
+    }
+
+    #[test]
+    fn a_directory_bigger_than_a_batch_is_walked_whole_with_its_rules() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(root.join(".git")).unwrap();
+        std::fs::write(root.join(".gitignore"), "*.log\n").unwrap();
+        let n = Listing::BATCH * 2 + 100;
+        for i in 0..n {
+            let ext = if i % 10 == 0 { "log" } else { "txt" };
+            std::fs::write(root.join(format!("f{i:06}.{ext}")), "").unwrap();
+        }
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/a.txt"), "").unwrap();
+        std::fs::write(root.join("sub/b.log"), "").unwrap();
+        let guard = Guard::new(&[&root]).unwrap();
+        let walk = Walk::new(&guard, &root, WalkOptions::default());
+        let stop = AtomicBool::new(false);
+        let counts = walk.classified(
+            &stop,
+            || (0usize, 0usize),
+            |c, f| {
+                if f.ignored {
+                    c.1 += 1;
+                } else {
+                    c.0 += 1;
+                }
+                true
+            },
+        );
+        let (kept, ignored) = counts
+            .into_iter()
+            .fold((0, 0), |acc, c| (acc.0 + c.0, acc.1 + c.1));
+        // Files at the top: n, a tenth of them .log; plus .gitignore itself,
+        // and sub/a.txt, sub/b.log.
+        let logs = n.div_ceil(10);
+        assert_eq!(ignored, logs + 1);
+        assert_eq!(kept, n - logs + 2);
     }
 }

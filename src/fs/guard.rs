@@ -521,14 +521,7 @@ impl Guard {
             .get(root.0)
             .ok_or_else(|| io::Error::other("unknown root"))?;
         let dir = self.open_fd_beneath(root, rel, ReadKind::Directory)?;
-        let mut entries = DirEntries {
-            inner: rustix::fs::Dir::new(dir)?,
-        };
-        let items = entries.by_ref().collect::<io::Result<Vec<DirItem>>>()?;
-        Ok(Listing {
-            dir: entries.inner,
-            items,
-        })
+        Listing::first_batch(dir.into())
     }
 
     /// Reads a file the server needs for itself (`.gitignore`,
@@ -668,10 +661,14 @@ pub type OpenedFile = (File, Metadata);
 /// A directory listed by [`Guard::list_walked_dir`]: its entries, and its
 /// handle for looking at them.
 pub struct Listing {
-    /// Read to its end; kept for its handle (`Dir::fd`), which lookups
-    /// relative to the directory use.
-    dir: rustix::fs::Dir,
+    /// Kept for its handle (`Dir::fd`), which lookups relative to the
+    /// directory use, and for the batches still to read.
+    dir: DirEntries,
+    /// The entries listed: all of them, or the current batch of a big
+    /// directory.
     pub items: Vec<DirItem>,
+    /// The first entry of the next batch, read to learn there is one.
+    next: Option<DirItem>,
 }
 
 impl Listing {
@@ -704,7 +701,7 @@ impl Listing {
     /// component to look up instead of the whole path from the root.
     pub fn open_file(&self, name: &OsStr) -> io::Result<(File, Metadata)> {
         use rustix::fs::Mode;
-        let dir = self.dir.fd()?;
+        let dir = self.dir.inner.fd()?;
         let file = File::from(rustix::fs::openat(
             dir,
             name,
@@ -726,16 +723,46 @@ impl Listing {
     /// path from the root.
     pub fn list_child(&self, name: &OsStr) -> io::Result<Listing> {
         use rustix::fs::Mode;
-        let dir = self.dir.fd()?;
+        let dir = self.dir.inner.fd()?;
         let fd = rustix::fs::openat(dir, name, ReadKind::Directory.flags(), Mode::empty())?;
-        let mut entries = DirEntries {
-            inner: rustix::fs::Dir::new(fd)?,
+        Listing::first_batch(fd)
+    }
+
+    /// At most this many entries are held at once: a bigger directory is
+    /// listed in batches ([`Listing::next_batch`]), so memory stays bounded
+    /// by the batch, not by the directory.
+    pub const BATCH: usize = 8192;
+
+    fn first_batch(fd: OwnedFd) -> io::Result<Listing> {
+        let mut listing = Listing {
+            dir: DirEntries {
+                inner: rustix::fs::Dir::new(fd)?,
+            },
+            items: Vec::new(),
+            next: None,
         };
-        let items = entries.by_ref().collect::<io::Result<Vec<DirItem>>>()?;
-        Ok(Listing {
-            dir: entries.inner,
-            items,
-        })
+        listing.next_batch()?;
+        Ok(listing)
+    }
+
+    /// Whether every entry has been listed (the last batch is in `items`).
+    pub fn is_complete(&self) -> bool {
+        self.next.is_none()
+    }
+
+    /// Replaces `items` with the next batch of entries; false when there
+    /// were none left.
+    pub fn next_batch(&mut self) -> io::Result<bool> {
+        self.items.clear();
+        self.items.extend(self.next.take());
+        while self.items.len() < Self::BATCH {
+            match self.dir.next() {
+                Some(item) => self.items.push(item?),
+                None => return Ok(!self.items.is_empty()),
+            }
+        }
+        self.next = self.dir.next().transpose()?;
+        Ok(true)
     }
 
     /// Reads the entry `name` as one of the server's own files (an ignore
@@ -743,7 +770,7 @@ impl Listing {
     /// followed, never blocking, at most `max_bytes`.
     pub fn read_own_file(&self, name: &OsStr, max_bytes: u64) -> io::Result<Option<Vec<u8>>> {
         use rustix::fs::Mode;
-        let dir = self.dir.fd()?;
+        let dir = self.dir.inner.fd()?;
         let file = match rustix::fs::openat(dir, name, ReadKind::File.flags(), Mode::empty()) {
             Ok(fd) => File::from(fd),
             Err(rustix::io::Errno::NOENT) => return Ok(None),
@@ -756,7 +783,7 @@ impl Listing {
     fn stat(&self, name: &OsStr) -> Option<EntryStat> {
         use rustix::fs::{AtFlags, StatxFlags};
         let flags = AtFlags::SYMLINK_NOFOLLOW;
-        let dir = self.dir.fd().ok()?;
+        let dir = self.dir.inner.fd().ok()?;
         let st = rustix::fs::statx(dir, name, flags, StatxFlags::TYPE | StatxFlags::MTIME).ok()?;
         Some(EntryStat {
             mode: u32::from(st.stx_mode),
@@ -769,7 +796,7 @@ impl Listing {
     fn stat(&self, name: &OsStr) -> Option<EntryStat> {
         use std::os::unix::fs::MetadataExt;
         let flags = ReadKind::File.flags();
-        let dir = self.dir.fd().ok()?;
+        let dir = self.dir.inner.fd().ok()?;
         let fd = rustix::fs::openat(dir, name, flags, rustix::fs::Mode::empty()).ok()?;
         let meta = File::from(fd).metadata().ok()?;
         Some(EntryStat {

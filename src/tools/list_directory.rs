@@ -184,20 +184,29 @@ fn list(
         entries.into_iter().partition(|e| e.is_dir);
     walk::sort_by_path(&mut dirs, |e| &e.name);
     walk::sort_by_path(&mut files, |e| &e.name);
-    // The header, then one entry per line (none at all: an empty line).
-    let mut out = String::with_capacity(64 + (dirs.len() + files.len()) * 24);
+    // The header, then one entry per line (none at all: an empty line),
+    // written straight into the answer, sized up front.
+    let names: usize = dirs.iter().chain(&files).map(|e| e.name.len() + 16).sum();
+    let mut out = String::with_capacity(abs.len() + 64 + names);
     out.push_str(&format!("Directory listing for {abs}:\n"));
-    let mut lines = Vec::with_capacity(dirs.len() + files.len());
+    let mut first = true;
+    let mut separate = |out: &mut String| {
+        if !std::mem::take(&mut first) {
+            out.push('\n');
+        }
+    };
     for d in &dirs {
-        lines.push(format!("[DIR] {}", d.name));
+        separate(&mut out);
+        out.push_str("[DIR] ");
+        out.push_str(&d.name);
     }
     for f in &files {
-        lines.push(match f.size {
-            Some(size) => format!("{} ({size} bytes)", f.name),
-            None => f.name.clone(),
-        });
+        separate(&mut out);
+        out.push_str(&f.name);
+        if let Some(size) = f.size {
+            out.push_str(&format!(" ({size} bytes)"));
+        }
     }
-    out.push_str(&lines.join("\n"));
     if ignored > 0 {
         out.push_str(&format!("\n\n({ignored} ignored)"));
     }

@@ -173,6 +173,9 @@ struct Job {
     path: PathBuf,
     /// The listing of its parent, when it is listed through its handle.
     parent: Option<Arc<Listing>>,
+    /// The rest of a big directory another thread started: its next batch
+    /// is read from this listing (`rules` are the directory's own).
+    rest: Option<Listing>,
     /// 0 for the start directory.
     depth: usize,
     rules: JobRules,
@@ -339,6 +342,7 @@ impl<'g> Walk<'g> {
                 jobs: vec![Job {
                     path: self.start.clone(),
                     parent: None,
+                    rest: None,
                     depth: 0,
                     rules,
                 }],
@@ -412,12 +416,13 @@ impl Lister<'_, '_> {
         F: Fn(&mut C, Found<'_>) -> bool,
     {
         let walk = self.walk;
-        let listed = match &job.parent {
-            Some(parent) => job.path.file_name().map_or_else(
+        let listed = match (job.rest, &job.parent) {
+            (Some(mut rest), _) => rest.next_batch().map(|_| rest),
+            (None, Some(parent)) => job.path.file_name().map_or_else(
                 || walk.guard.list_walked_dir(&job.path),
                 |name| parent.list_child(name),
             ),
-            None => walk.guard.list_walked_dir(&job.path),
+            (None, None) => walk.guard.list_walked_dir(&job.path),
         };
         drop(job.parent);
         let listing = match listed {
@@ -453,8 +458,25 @@ impl Lister<'_, '_> {
         let start = walk.start.as_os_str().as_encoded_bytes();
         let child_depth = job.depth + 1;
         let descend = walk.options.max_depth.is_none_or(|max| child_depth < max);
-        // A directory listed in batches is never shared: its handle reads
-        // the next batch.
+        // A directory listed in batches: the rest goes to another thread
+        // (this one walks the current batch); if that cannot be arranged,
+        // this thread walks every batch, and its listing is not shared (its
+        // handle reads the next batch).
+        let mut listing = listing;
+        if let Ok(Some(rest)) = listing.split_rest() {
+            let rules = match (&rules, all_ignored) {
+                (_, true) => JobRules::AllIgnored,
+                (Some(rules), false) => JobRules::Known(rules.clone()),
+                (None, false) => JobRules::Off,
+            };
+            stack.push(vec![Job {
+                path: job.path.clone(),
+                parent: None,
+                rest: Some(rest),
+                depth: job.depth,
+                rules,
+            }]);
+        }
         let complete = listing.is_complete();
         let mut listing = Arc::new(listing);
         let mut path = job.path;
@@ -493,6 +515,7 @@ impl Lister<'_, '_> {
                         subdirs.push(Job {
                             path: path.clone(),
                             parent: share.clone(),
+                            rest: None,
                             depth: child_depth,
                             rules,
                         });

@@ -750,6 +750,30 @@ impl Listing {
         self.next.is_none()
     }
 
+    /// For a directory listed in batches: hands the entries not read yet
+    /// to a new listing (which reads them with this listing's reader, from
+    /// where it stands), so another thread can walk the next batch while
+    /// this one walks the current. This listing keeps its batch and a
+    /// duplicate of the directory's handle for lookups, and is complete.
+    /// None when every entry is listed already.
+    pub fn split_rest(&mut self) -> io::Result<Option<Listing>> {
+        if self.next.is_none() {
+            return Ok(None);
+        }
+        let lookups = rustix::io::fcntl_dupfd_cloexec(self.dir.inner.fd()?, 0)?;
+        let reader = std::mem::replace(
+            &mut self.dir,
+            DirEntries {
+                inner: rustix::fs::Dir::new(lookups)?,
+            },
+        );
+        Ok(Some(Listing {
+            dir: reader,
+            items: Vec::new(),
+            next: self.next.take(),
+        }))
+    }
+
     /// Replaces `items` with the next batch of entries; false when there
     /// were none left.
     pub fn next_batch(&mut self) -> io::Result<bool> {

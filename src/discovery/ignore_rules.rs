@@ -123,10 +123,18 @@ impl<'g> IgnoreSet<'g> {
     /// The rules for the entries of `dir`, which a walk has listed and
     /// decided to enter, given the rules of its parent. Whether `dir` holds
     /// `.git` or `.gitignore` is read off the listing instead of probed by
-    /// name (most directories hold neither), and `.gitignore` is read
-    /// through the listing's own handle.
+    /// name (most directories hold neither; a directory too big to list at
+    /// once is asked instead), and `.gitignore` is read through the
+    /// listing's own handle.
     pub fn child_rules_listed(&self, parent: &DirRules, dir: &Path, listing: &Listing) -> DirRules {
-        let holds = |name: &str| listing.items.iter().any(|item| item.name == name);
+        // A directory listed in batches is asked (one lookup), not searched.
+        let holds = |name: &str| {
+            if listing.is_complete() {
+                listing.items.iter().any(|item| item.name == name)
+            } else {
+                listing.kind_of(OsStr::new(name)).is_some()
+            }
+        };
         let gitignore = || {
             let name = OsStr::new(".gitignore");
             if !holds(".gitignore") {

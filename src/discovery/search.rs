@@ -1,20 +1,22 @@
 //! Content search on ripgrep's engine (`grep-searcher` + `grep-regex`) over
 //! the shared parallel walker.
 //!
-//! Results are deterministic under a match cap: files are searched while the
-//! walk discovers them (as ripgrep does) until the cap is reached; then all
-//! discovered files are put in path order and the first matches in that
-//! order are taken, searching only the files that were not searched yet. A
-//! search that finds fewer matches than the cap is therefore fully
-//! pipelined, and a capped one stops early yet always returns the same
-//! matches.
+//! Results are deterministic under a match cap: files are searched while
+//! the walk discovers them (as ripgrep does), and the files with matches are
+//! kept in path order. Once they hold the cap, the last kept file is a
+//! boundary: files after it in path order are neither searched nor kept
+//! (they cannot hold one of the first matches), files before it are
+//! searched and may move the boundary earlier. So a capped search stops
+//! searching most of the tree, always returns the same matches, and holds
+//! only what it returns, whatever the tree's size.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 
@@ -73,20 +75,25 @@ pub fn pattern_error(pattern: &str, case_sensitive: bool, fixed: bool) -> Option
 /// The `include` filter: a glob on the path relative to the search
 /// directory, or on the file name when it has no `/` (as in ripgrep's -g).
 pub struct Include {
-    matcher: GlobMatcher,
+    /// A set of one glob: globset picks a fast strategy for it (`*.rs`
+    /// is an extension lookup, not a regex run).
+    matcher: GlobSet,
     on_name: bool,
 }
 
 impl Include {
     pub fn new(pattern: &str) -> Result<Include, String> {
         let pattern = pattern.trim().trim_start_matches("./");
-        let matcher = GlobBuilder::new(pattern)
+        let glob = GlobBuilder::new(pattern)
             .literal_separator(true)
             .backslash_escape(true)
             .empty_alternates(true)
             .build()
-            .map_err(|e| e.to_string())?
-            .compile_matcher();
+            .map_err(|e| e.to_string())?;
+        let matcher = GlobSetBuilder::new()
+            .add(glob)
+            .build()
+            .map_err(|e| e.to_string())?;
         Ok(Include {
             matcher,
             on_name: !pattern.contains('/'),
@@ -139,20 +146,59 @@ pub struct Outcome {
     pub too_deep: bool,
 }
 
-/// A file discovered by the walk, searched or not yet.
-struct Discovered {
-    path: PathBuf,
-    rel: String,
-    escaped: Escaped,
-    searched: bool,
-    /// Present only for a searched file with matches.
-    hits: Option<FileHits>,
+/// The files with matches a walk found so far, in path order, kept only
+/// while they can still be among the first `total_max` matches. Once the
+/// kept files hold the cap, the last of them is the boundary: a file after
+/// it in path order can hold none of the first matches, so it is neither
+/// searched nor kept. Memory is bounded by the answer, not by the tree, and
+/// the answer is the same whatever order the walk finds files in.
+struct Kept {
+    total_max: usize,
+    /// Keyed by path order (lower-case form, then the path itself).
+    files: BTreeMap<(String, String), (FileHits, Escaped)>,
+    /// Matches in `files`.
+    matches: usize,
+    /// Files were left out past the boundary (or not searched past it).
+    beyond: bool,
 }
 
-/// One walker thread's share of phase one.
-struct ThreadState {
-    worker: Worker,
-    discovered: Vec<Discovered>,
+impl Kept {
+    fn new(total_max: usize) -> Kept {
+        Kept {
+            total_max,
+            files: BTreeMap::new(),
+            matches: 0,
+            beyond: false,
+        }
+    }
+
+    /// Whether a file at `rel` can still hold one of the first matches;
+    /// if not, it is left out (and the answer says more may exist).
+    fn may_hold(&mut self, rel: &str) -> bool {
+        if self.matches < self.total_max {
+            return true;
+        }
+        let before = match self.files.last_key_value() {
+            Some(((_, last), _)) => walk::path_order(rel, last).is_lt(),
+            None => true,
+        };
+        self.beyond |= !before;
+        before
+    }
+
+    fn add(&mut self, hits: FileHits, escaped: Escaped) {
+        self.matches += hits.matches;
+        let key = (walk::lower_key(&hits.rel), hits.rel.clone());
+        self.files.insert(key, (hits, escaped));
+        // Drop files the ones before them make unnecessary.
+        while let Some(mut last) = self.files.last_entry()
+            && self.matches - last.get().0.matches >= self.total_max
+        {
+            self.matches -= last.get_mut().0.matches;
+            last.remove();
+            self.beyond = true;
+        }
+    }
 }
 
 /// Searches `start` (a directory, or one file) for `query`.
@@ -168,95 +214,80 @@ pub fn search(
     if is_file {
         let (rel, escaped) =
             escape_name(start.file_name().map_or(&[][..], |n| n.as_encoded_bytes()));
-        let rel = rel.into_owned();
         let mut worker = Worker::new(query);
         let hits = worker.search(guard, start, &rel);
         outcome.files_searched = 1;
-        let file = Discovered {
-            path: start.to_path_buf(),
-            rel,
-            escaped,
-            searched: true,
-            hits,
-        };
-        return finish(guard, vec![file], query, outcome, stop);
+        let mut kept = Kept::new(query.total_max);
+        if let Some(hits) = hits {
+            kept.add(hits, escaped);
+        }
+        return finish(kept, query, outcome);
     }
 
-    // Phase one: search while the walk discovers files, until the cap.
-    let found = AtomicUsize::new(0);
+    // Search while the walk discovers files; past the cap, only files that
+    // come before the boundary in path order.
+    let kept = Mutex::new(Kept::new(query.total_max));
+    // The cap was reached: files must be checked against the boundary.
+    let full = AtomicBool::new(false);
     let searched = AtomicUsize::new(0);
     let timed_out = AtomicBool::new(false);
     let walk = Walk::new(guard, start, query.walk.clone());
-    let make = || ThreadState {
-        worker: Worker::new(query),
-        discovered: Vec::new(),
-    };
-    let per_thread = walk.files(stop, make, |state, f| {
-        if Instant::now() >= query.deadline {
-            timed_out.store(true, Ordering::Relaxed);
-            return false;
-        }
-        if let Some(include) = &query.include
-            && !include.accepts(f.rel)
-        {
-            return true;
-        }
-        let search_now = found.load(Ordering::Relaxed) < query.total_max;
-        let hits = if search_now {
-            let hits = state.worker.search(guard, f.path, f.rel);
-            found.fetch_add(hits.as_ref().map_or(0, |h| h.matches), Ordering::Relaxed);
+    let lock = || kept.lock().unwrap_or_else(|p| p.into_inner());
+    walk.files(
+        stop,
+        || Worker::new(query),
+        |worker, f| {
+            if Instant::now() >= query.deadline {
+                timed_out.store(true, Ordering::Relaxed);
+                return false;
+            }
+            if let Some(include) = &query.include
+                && !include.accepts(f.rel)
+            {
+                return true;
+            }
+            if full.load(Ordering::Relaxed) {
+                let mut kept = lock();
+                if !kept.may_hold(f.rel) {
+                    kept.beyond = true;
+                    return true;
+                }
+            }
+            let hits = f
+                .open(guard)
+                .ok()
+                .and_then(|(file, _)| worker.search_file(file, f.path, f.rel));
             let n = searched.fetch_add(1, Ordering::Relaxed) + 1;
             if n.is_multiple_of(64) {
                 on_progress(n);
             }
-            hits
-        } else {
-            None
-        };
-        state.discovered.push(Discovered {
-            path: f.path.to_path_buf(),
-            rel: f.rel.to_string(),
-            escaped: f.escaped,
-            searched: search_now,
-            hits,
-        });
-        true
-    });
+            if let Some(hits) = hits {
+                let mut kept = lock();
+                kept.add(hits, f.escaped);
+                if kept.matches >= kept.total_max {
+                    full.store(true, Ordering::Relaxed);
+                }
+            }
+            true
+        },
+    );
     outcome.timed_out = timed_out.load(Ordering::Relaxed);
     outcome.cancelled = stop.load(Ordering::Relaxed);
     outcome.files_searched = searched.load(Ordering::Relaxed);
     outcome.too_deep = walk.stopped_too_deep();
-    let files = per_thread.into_iter().flat_map(|t| t.discovered).collect();
-    finish(guard, files, query, outcome, stop)
+    finish(
+        kept.into_inner().unwrap_or_else(|p| p.into_inner()),
+        query,
+        outcome,
+    )
 }
 
-/// Phase two: puts discovered files in path order and takes the first
-/// `total_max` matches, searching (in parallel, in order) the files phase
-/// one skipped, only as far as needed.
-fn finish(
-    guard: &Guard,
-    mut files: Vec<Discovered>,
-    query: &Query,
-    mut outcome: Outcome,
-    stop: &AtomicBool,
-) -> Outcome {
-    walk::sort_by_path(&mut files, |d| &d.rel);
-    let stopped = outcome.timed_out || outcome.cancelled;
-    if !stopped && files.iter().any(|f| !f.searched) {
-        outcome.files_searched += fill_in_order(guard, &mut files, query, stop);
-        outcome.timed_out |= Instant::now() >= query.deadline;
-    }
+/// Takes the first `total_max` matches of the kept files, in path order.
+fn finish(kept: Kept, query: &Query, mut outcome: Outcome) -> Outcome {
+    outcome.limited = kept.beyond;
     let mut total = 0usize;
-    let mut items = files.into_iter();
-    for item in items.by_ref() {
-        if !item.searched {
-            // Stopped early (time limit or cancellation).
-            outcome.limited = true;
-            continue;
-        }
-        let Some(hits) = item.hits else {
-            continue;
-        };
+    let mut files = kept.files.into_values();
+    for (hits, escaped) in files.by_ref() {
         let room = query.total_max - total;
         let hits = if hits.matches > room {
             outcome.limited = true;
@@ -265,100 +296,16 @@ fn finish(
             hits
         };
         total += hits.matches;
-        outcome.escaped.add(item.escaped);
+        outcome.escaped.add(escaped);
         outcome.files.push(hits);
         if total >= query.total_max {
             break;
         }
     }
-    // Past the cap: were there more matches, or files never searched?
-    if items.any(|rest| !rest.searched || rest.hits.is_some()) {
+    if files.next().is_some() {
         outcome.limited = true;
     }
     outcome
-}
-
-/// Searches the unsearched files of `files` (in path order) on several
-/// threads, in order, until the matches of the fully searched prefix reach
-/// the cap. Returns how many files it searched.
-fn fill_in_order(
-    guard: &Guard,
-    files: &mut [Discovered],
-    query: &Query,
-    stop: &AtomicBool,
-) -> usize {
-    struct Progress {
-        /// Length of the prefix whose files all have results.
-        done_upto: usize,
-        matches: usize,
-    }
-    // None: not searched yet; Some(hits): searched.
-    let slots: Vec<Mutex<Option<Option<FileHits>>>> = files
-        .iter_mut()
-        .map(|f| Mutex::new(f.searched.then(|| f.hits.take())))
-        .collect();
-    let next = AtomicUsize::new(0);
-    let limit = AtomicUsize::new(files.len());
-    let searched = AtomicUsize::new(0);
-    let progress = Mutex::new(Progress {
-        done_upto: 0,
-        matches: 0,
-    });
-    let advance = || {
-        let mut p = progress.lock().unwrap_or_else(|e| e.into_inner());
-        while p.done_upto < slots.len() {
-            let slot = slots[p.done_upto].lock().unwrap_or_else(|e| e.into_inner());
-            let Some(hits) = slot.as_ref() else { break };
-            p.matches += hits.as_ref().map_or(0, |h| h.matches);
-            drop(slot);
-            p.done_upto += 1;
-            if p.matches >= query.total_max {
-                limit.store(p.done_upto, Ordering::Relaxed);
-                break;
-            }
-        }
-    };
-    advance();
-    let threads = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .min(12);
-    let names: Vec<(&Path, &str)> = files
-        .iter()
-        .map(|f| (f.path.as_path(), f.rel.as_str()))
-        .collect();
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                let mut worker = Worker::new(query);
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= limit.load(Ordering::Relaxed)
-                        || stop.load(Ordering::Relaxed)
-                        || Instant::now() >= query.deadline
-                    {
-                        break;
-                    }
-                    let Some(slot) = slots.get(i) else { break };
-                    let missing = slot.lock().unwrap_or_else(|e| e.into_inner()).is_none();
-                    if missing {
-                        let (path, rel) = names[i];
-                        let hits = worker.search(guard, path, rel);
-                        searched.fetch_add(1, Ordering::Relaxed);
-                        *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(hits);
-                    }
-                    advance();
-                }
-            });
-        }
-    });
-    drop(names);
-    for (file, slot) in files.iter_mut().zip(slots) {
-        if let Some(hits) = slot.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            file.searched = true;
-            file.hits = hits;
-        }
-    }
-    searched.into_inner()
 }
 
 /// Keeps the first `keep` matches of a file (and their context).
@@ -385,14 +332,17 @@ fn truncate_hits(mut hits: FileHits, keep: usize) -> FileHits {
 const MAX_LINE_BYTES: usize = 1024 * 1024;
 
 /// A reader that breaks over-long lines, remembering where, so reported
-/// line numbers can be mapped back to the file's own.
+/// line numbers can be mapped back to the file's own. It never counts the
+/// lines it passes (the searcher does, only as far as it needs): it looks
+/// back from the end of each chunk for the last newline, and records
+/// where in the stream each virtual break went.
 struct BoundedLines<R> {
     inner: R,
     since_newline: usize,
-    /// Stream line numbers (1-based) that end at a virtual break.
+    /// Stream offsets of the virtual line breaks, in order.
     breaks: Vec<u64>,
-    /// Lines (real and virtual) that ended so far.
-    lines_ended: u64,
+    /// Bytes handed out so far (virtual breaks included).
+    offset: u64,
     pending_break: bool,
     passthrough: bool,
 }
@@ -403,15 +353,17 @@ impl<R: std::io::Read> BoundedLines<R> {
             inner,
             since_newline: 0,
             breaks: Vec::new(),
-            lines_ended: 0,
+            offset: 0,
             pending_break: false,
             passthrough: false,
         }
     }
 
-    /// The file's own line number for a reported (stream) line number.
-    fn real_line(&self, stream_line: u64) -> u64 {
-        stream_line - self.breaks.partition_point(|&b| b < stream_line) as u64
+    /// The file's own line number for a line the searcher numbered
+    /// `stream_line` and found at stream offset `at`: each virtual break
+    /// before it added one line.
+    fn real_line(&self, stream_line: u64, at: u64) -> u64 {
+        stream_line - self.breaks.partition_point(|&b| b < at) as u64
     }
 }
 
@@ -420,8 +372,8 @@ impl<R: std::io::Read> std::io::Read for BoundedLines<R> {
         if self.pending_break && !buf.is_empty() {
             buf[0] = b'\n';
             self.pending_break = false;
-            self.lines_ended += 1;
-            self.breaks.push(self.lines_ended);
+            self.breaks.push(self.offset);
+            self.offset += 1;
             self.since_newline = 0;
             return Ok(1);
         }
@@ -434,19 +386,13 @@ impl<R: std::io::Read> std::io::Read for BoundedLines<R> {
         if self.passthrough || n == 0 {
             return Ok(n);
         }
-        if self.lines_ended == 0
-            && self.since_newline == 0
-            && n >= 2
-            && matches!(&buf[..2], [0xFF, 0xFE] | [0xFE, 0xFF])
-        {
+        if self.offset == 0 && n >= 2 && matches!(&buf[..2], [0xFF, 0xFE] | [0xFE, 0xFF]) {
             // UTF-16: breaking it could split a code unit; leave it alone.
             self.passthrough = true;
             return Ok(n);
         }
-        let chunk = &buf[..n];
-        let newlines = memchr::memchr_iter(b'\n', chunk).count() as u64;
-        self.lines_ended += newlines;
-        self.since_newline = match memchr::memrchr(b'\n', chunk) {
+        self.offset += n as u64;
+        self.since_newline = match memchr::memrchr(b'\n', &buf[..n]) {
             Some(last) => n - last - 1,
             None => self.since_newline + n,
         };
@@ -520,15 +466,26 @@ impl Worker {
     /// swapped for a symlink since the walk saw it is not followed, and a
     /// FIFO is refused instead of blocking the thread.
     fn search(&mut self, guard: &Guard, path: &Path, rel: &str) -> Option<FileHits> {
+        // Unreadable files are skipped like ripgrep skips them.
+        let (file, _) = guard.open_walked(path).ok()?;
+        self.search_file(file, path, rel)
+    }
+
+    /// The hits of a file opened by the caller.
+    fn search_file(
+        &mut self,
+        file: impl std::io::Read,
+        path: &Path,
+        rel: &str,
+    ) -> Option<FileHits> {
         let mut sink = Collect {
             lines: Vec::new(),
+            offsets: Vec::new(),
             matches: 0,
             binary: false,
             names_only: self.names_only,
             exclude: self.exclude.as_ref(),
         };
-        // Unreadable files are skipped like ripgrep skips them.
-        let (file, _) = guard.open_walked(path).ok()?;
         let mut reader = BoundedLines::new(file);
         let result = self
             .searcher
@@ -537,8 +494,8 @@ impl Worker {
             return None;
         }
         if !reader.breaks.is_empty() {
-            for line in &mut sink.lines {
-                line.number = reader.real_line(line.number);
+            for (line, &at) in sink.lines.iter_mut().zip(&sink.offsets) {
+                line.number = reader.real_line(line.number, at);
             }
             // Pieces of one broken line are one line: show and count it once.
             let mut kept: Vec<Line> = Vec::with_capacity(sink.lines.len());
@@ -563,6 +520,8 @@ impl Worker {
 /// Collects the lines of one file.
 struct Collect<'m> {
     lines: Vec<Line>,
+    /// Where each of `lines` starts in the searched stream.
+    offsets: Vec<u64>,
     matches: usize,
     binary: bool,
     names_only: bool,
@@ -576,7 +535,8 @@ impl Collect<'_> {
             .is_some_and(|m| m.is_match(bytes).unwrap_or(false))
     }
 
-    fn push(&mut self, number: Option<u64>, bytes: &[u8], is_match: bool) {
+    fn push(&mut self, number: Option<u64>, at: u64, bytes: &[u8], is_match: bool) {
+        self.offsets.push(at);
         let text = String::from_utf8_lossy(bytes);
         let (text, _) = cut_line(text.trim_end());
         self.lines.push(Line {
@@ -596,7 +556,12 @@ impl Sink for Collect<'_> {
         }
         self.matches += 1;
         if !self.names_only {
-            self.push(mat.line_number(), mat.bytes(), true);
+            self.push(
+                mat.line_number(),
+                mat.absolute_byte_offset(),
+                mat.bytes(),
+                true,
+            );
         }
         Ok(!self.names_only)
     }
@@ -605,7 +570,12 @@ impl Sink for Collect<'_> {
         if self.excluded(ctx.bytes()) {
             return Ok(true);
         }
-        self.push(ctx.line_number(), ctx.bytes(), false);
+        self.push(
+            ctx.line_number(),
+            ctx.absolute_byte_offset(),
+            ctx.bytes(),
+            false,
+        );
         Ok(true)
     }
 
@@ -694,12 +664,51 @@ mod tests {
         reader.read_to_end(&mut out).unwrap();
         let stream_lines: Vec<&[u8]> = out.split(|&b| b == b'\n').collect();
         assert!(stream_lines.iter().all(|l| l.len() <= MAX_LINE_BYTES));
-        // short, 3 pieces of the long line, after.
-        assert_eq!(reader.breaks, vec![2, 3]);
-        assert_eq!(reader.real_line(1), 1);
-        assert_eq!(reader.real_line(4), 2);
-        assert_eq!(reader.real_line(5), 3);
+        // short, 3 pieces of the long line, after: breaks after the first
+        // and the second piece.
+        let first = 6 + MAX_LINE_BYTES as u64;
+        assert_eq!(
+            reader.breaks,
+            vec![first, first + 1 + MAX_LINE_BYTES as u64]
+        );
+        assert_eq!(reader.real_line(1, 0), 1);
+        assert_eq!(reader.real_line(2, 6), 2);
+        assert_eq!(reader.real_line(4, first + 2 + MAX_LINE_BYTES as u64), 2);
+        let after = (data.len() + 2 - 6) as u64;
+        assert_eq!(reader.real_line(5, after), 3);
+        assert_eq!(&out[after as usize..], b"after\n");
         assert_eq!(out.len(), data.len() + 2);
+    }
+
+    #[test]
+    fn kept_files_are_the_first_in_path_order_whatever_the_walk_order() {
+        let hits = |rel: &str, matches: usize| FileHits {
+            path: PathBuf::from(rel),
+            rel: rel.to_string(),
+            lines: Vec::new(),
+            matches,
+        };
+        let found = [("d", 2), ("B", 1), ("a", 1), ("e", 5), ("c", 1)];
+        let mut orders = vec![found.to_vec()];
+        orders.push(found.iter().rev().copied().collect());
+        let mut sorted = found.to_vec();
+        sorted.sort_by(|x, y| walk::path_order(x.0, y.0));
+        orders.push(sorted);
+        for order in orders {
+            let mut kept = Kept::new(3);
+            let mut skipped = Vec::new();
+            for (rel, n) in order {
+                if kept.may_hold(rel) {
+                    kept.add(hits(rel, n), Escaped::default());
+                } else {
+                    skipped.push(rel);
+                }
+            }
+            let rels: Vec<&str> = kept.files.values().map(|(h, _)| h.rel.as_str()).collect();
+            assert_eq!(rels, vec!["a", "B", "c"]);
+            assert!(kept.beyond, "d and e were left out");
+            assert!(skipped.iter().all(|s| ["d", "e"].contains(s)));
+        }
     }
 
     #[test]

@@ -34,7 +34,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::SystemTime;
 
 use crate::discovery::ignore_rules::{DirRules, IgnoreSet};
-use crate::fs::guard::{EntryKind, Guard, Listing};
+use crate::fs::guard::{EntryKind, Guard, Listing, OpenedFile};
 use crate::text::names::{Escaped, escape_name};
 
 /// What an answer says when its walk met directories nested too deeply.
@@ -127,6 +127,17 @@ pub struct Found<'a> {
 }
 
 impl Found<'_> {
+    /// Opens the file for reading: a plain file relative to the handle of
+    /// the directory it was listed in (opened beneath its root, no symlink
+    /// followed; the name itself is opened with `O_NOFOLLOW`), a file
+    /// symlink through the guard, its target resolved again.
+    pub fn open(&self, guard: &Guard) -> std::io::Result<OpenedFile> {
+        if self.is_symlink {
+            return guard.open_walked(self.path);
+        }
+        self.listing.open_file(self.name)
+    }
+
     /// When the file was last modified; a symlink's target's time, asked of
     /// the guard.
     pub fn modified(&self, guard: &Guard) -> Option<SystemTime> {
@@ -152,9 +163,19 @@ pub struct Walk<'g> {
     too_deep: AtomicUsize,
 }
 
+/// Directories this shallow are listed through their parent's handle (one
+/// lookup instead of the whole path); deeper ones by their path from the
+/// root, so a deep tree never holds more than this many handles per thread.
+const PARENT_HANDLE_DEPTH: usize = 32;
+
 /// A directory waiting to be listed.
 struct Job {
     path: PathBuf,
+    /// The listing of its parent, when it is listed through its handle.
+    parent: Option<Arc<Listing>>,
+    /// The rest of a big directory another thread started: its next batch
+    /// is read from this listing (`rules` are the directory's own).
+    rest: Option<Listing>,
     /// 0 for the start directory.
     depth: usize,
     rules: JobRules,
@@ -320,6 +341,8 @@ impl<'g> Walk<'g> {
             jobs: Mutex::new(Pending {
                 jobs: vec![Job {
                     path: self.start.clone(),
+                    parent: None,
+                    rest: None,
                     depth: 0,
                     rules,
                 }],
@@ -393,7 +416,16 @@ impl Lister<'_, '_> {
         F: Fn(&mut C, Found<'_>) -> bool,
     {
         let walk = self.walk;
-        let listing = match walk.guard.list_walked_dir(&job.path) {
+        let listed = match (job.rest, &job.parent) {
+            (Some(mut rest), _) => rest.next_batch().map(|_| rest),
+            (None, Some(parent)) => job.path.file_name().map_or_else(
+                || walk.guard.list_walked_dir(&job.path),
+                |name| parent.list_child(name),
+            ),
+            (None, None) => walk.guard.list_walked_dir(&job.path),
+        };
+        drop(job.parent);
+        let listing = match listed {
             Ok(listing) => listing,
             Err(e) => {
                 if e.raw_os_error() == Some(rustix::io::Errno::NAMETOOLONG.raw_os_error()) {
@@ -426,85 +458,120 @@ impl Lister<'_, '_> {
         let start = walk.start.as_os_str().as_encoded_bytes();
         let child_depth = job.depth + 1;
         let descend = walk.options.max_depth.is_none_or(|max| child_depth < max);
-        // The entries' types, asked of the file system only where the
-        // listing does not say.
-        let kinds: Vec<EntryKind> = listing
-            .items
-            .iter()
-            .map(|item| match item.kind {
-                EntryKind::Unknown => listing.kind_of(&item.name).unwrap_or(EntryKind::Special),
-                kind => kind,
-            })
-            .collect();
+        // A directory listed in batches: the rest goes to another thread
+        // (this one walks the current batch); if that cannot be arranged,
+        // this thread walks every batch, and its listing is not shared (its
+        // handle reads the next batch).
+        let mut listing = listing;
+        if let Ok(Some(rest)) = listing.split_rest() {
+            let rules = match (&rules, all_ignored) {
+                (_, true) => JobRules::AllIgnored,
+                (Some(rules), false) => JobRules::Known(rules.clone()),
+                (None, false) => JobRules::Off,
+            };
+            stack.push(vec![Job {
+                path: job.path.clone(),
+                parent: None,
+                rest: Some(rest),
+                depth: job.depth,
+                rules,
+            }]);
+        }
+        let complete = listing.is_complete();
+        let mut listing = Arc::new(listing);
         let mut path = job.path;
-        if descend {
-            let mut subdirs = Vec::new();
-            for (item, _) in listing
+        loop {
+            // The entries' types, asked of the file system only where the
+            // listing does not say.
+            let kinds: Vec<EntryKind> = listing
                 .items
                 .iter()
-                .zip(&kinds)
-                .filter(|(_, kind)| **kind == EntryKind::Directory)
-            {
-                if !keep_entry(&walk.options, &item.name, true) {
+                .map(|item| match item.kind {
+                    EntryKind::Unknown => listing.kind_of(&item.name).unwrap_or(EntryKind::Special),
+                    kind => kind,
+                })
+                .collect();
+            if descend {
+                let share =
+                    (complete && child_depth <= PARENT_HANDLE_DEPTH).then(|| listing.clone());
+                let mut subdirs = Vec::new();
+                for (item, _) in listing
+                    .items
+                    .iter()
+                    .zip(&kinds)
+                    .filter(|(_, kind)| **kind == EntryKind::Directory)
+                {
+                    if !keep_entry(&walk.options, &item.name, true) {
+                        continue;
+                    }
+                    path.push(&item.name);
+                    let rules = match (&rules, is_ignored(&path, true)) {
+                        (_, true) if !self.report_ignored => None,
+                        (_, true) => Some(JobRules::AllIgnored),
+                        (Some(rules), false) => Some(JobRules::FromParent(rules.clone())),
+                        (None, false) => Some(JobRules::Off),
+                    };
+                    if let Some(rules) = rules {
+                        subdirs.push(Job {
+                            path: path.clone(),
+                            parent: share.clone(),
+                            rest: None,
+                            depth: child_depth,
+                            rules,
+                        });
+                    }
+                    path.pop();
+                }
+                stack.push(subdirs);
+            }
+            for (item, kind) in listing.items.iter().zip(&kinds) {
+                let is_symlink = match kind {
+                    EntryKind::File => false,
+                    EntryKind::Symlink => true,
+                    _ => continue,
+                };
+                if self.stopped() {
+                    return;
+                }
+                if !keep_entry(&walk.options, &item.name, false) {
                     continue;
                 }
                 path.push(&item.name);
-                let rules = match (&rules, is_ignored(&path, true)) {
-                    (_, true) if !self.report_ignored => None,
-                    (_, true) => Some(JobRules::AllIgnored),
-                    (Some(rules), false) => Some(JobRules::FromParent(rules.clone())),
-                    (None, false) => Some(JobRules::Off),
-                };
-                if let Some(rules) = rules {
-                    subdirs.push(Job {
-                        path: path.clone(),
-                        depth: child_depth,
-                        rules,
-                    });
+                let ignored = is_ignored(&path, false);
+                let wanted = (self.report_ignored || !ignored)
+                    && (!is_symlink
+                        || (walk.options.file_links && walk.link_is_file_inside(&path)));
+                // Every path is built as `start/...`.
+                let rel = path
+                    .as_os_str()
+                    .as_encoded_bytes()
+                    .strip_prefix(start)
+                    .map(|rel| rel.strip_prefix(b"/").unwrap_or(rel));
+                if wanted && let Some(rel) = rel {
+                    let (rel, escaped) = escape_name(rel);
+                    let found = Found {
+                        path: &path,
+                        rel: &rel,
+                        escaped,
+                        ignored,
+                        is_symlink,
+                        listing: &listing,
+                        name: &item.name,
+                    };
+                    if !visit(state, found) {
+                        self.halted.store(true, Ordering::Relaxed);
+                        return;
+                    }
                 }
                 path.pop();
             }
-            stack.push(subdirs);
-        }
-        for (item, kind) in listing.items.iter().zip(&kinds) {
-            let is_symlink = match kind {
-                EntryKind::File => false,
-                EntryKind::Symlink => true,
-                _ => continue,
+            // The next batch of a big directory (its listing is not shared).
+            let Some(unshared) = Arc::get_mut(&mut listing) else {
+                return;
             };
-            if self.stopped() {
-                break;
+            if unshared.is_complete() || !matches!(unshared.next_batch(), Ok(true)) {
+                return;
             }
-            if !keep_entry(&walk.options, &item.name, false) {
-                continue;
-            }
-            path.push(&item.name);
-            let ignored = is_ignored(&path, false);
-            let wanted = (self.report_ignored || !ignored)
-                && (!is_symlink || (walk.options.file_links && walk.link_is_file_inside(&path)));
-            // Every path is built as `start/...`.
-            let rel = path
-                .as_os_str()
-                .as_encoded_bytes()
-                .strip_prefix(start)
-                .map(|rel| rel.strip_prefix(b"/").unwrap_or(rel));
-            if wanted && let Some(rel) = rel {
-                let (rel, escaped) = escape_name(rel);
-                let found = Found {
-                    path: &path,
-                    rel: &rel,
-                    escaped,
-                    ignored,
-                    is_symlink,
-                    listing: &listing,
-                    name: &item.name,
-                };
-                if !visit(state, found) {
-                    self.halted.store(true, Ordering::Relaxed);
-                    break;
-                }
-            }
-            path.pop();
         }
     }
 }
@@ -555,10 +622,33 @@ pub fn dir_rules<'g>(
 }
 
 /// Orders paths as the contract says: by lower-case form, then bytes.
+/// ASCII paths (the common case) are compared without allocating.
 pub fn path_order(a: &str, b: &str) -> std::cmp::Ordering {
-    a.to_lowercase()
-        .cmp(&b.to_lowercase())
-        .then_with(|| a.cmp(b))
+    let by_lower = if a.is_ascii() && b.is_ascii() {
+        // Paths share long prefixes: skip the equal part a block at a time.
+        let (x, y) = (a.as_bytes(), b.as_bytes());
+        let n = x.len().min(y.len());
+        let mut i = 0;
+        while i + 16 <= n && x[i..i + 16] == y[i..i + 16] {
+            i += 16;
+        }
+        x[i..]
+            .iter()
+            .map(u8::to_ascii_lowercase)
+            .cmp(y[i..].iter().map(u8::to_ascii_lowercase))
+    } else {
+        a.to_lowercase().cmp(&b.to_lowercase())
+    };
+    by_lower.then_with(|| a.cmp(b))
+}
+
+/// The lower-case form `path_order` compares first.
+pub fn lower_key(s: &str) -> String {
+    if s.is_ascii() {
+        s.to_ascii_lowercase()
+    } else {
+        s.to_lowercase()
+    }
 }
 
 /// Sorts `items` in path order by `key`, computing each lower-case key once;
@@ -596,5 +686,51 @@ mod tests {
         let mut sorted = names.clone();
         sorted.sort_by(|a, b| path_order(a, b));
         assert_eq!(sorted, names);
+        let long = |tail: &str| format!("/a/long/shared/prefix/of/many/bytes/{tail}");
+        let mut paths = vec![long("b"), long("B"), long("a"), long("Ab"), long("_")];
+        paths.sort_by(|a, b| path_order(a, b));
+        let lowered = |s: &String| (s.to_lowercase(), s.clone());
+        let mut by_definition = paths.clone();
+        by_definition.sort_by_key(lowered);
+        assert_eq!(paths, by_definition);
+    }
+
+    #[test]
+    fn a_directory_bigger_than_a_batch_is_walked_whole_with_its_rules() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(root.join(".git")).unwrap();
+        std::fs::write(root.join(".gitignore"), "*.log\n").unwrap();
+        let n = Listing::BATCH * 2 + 100;
+        for i in 0..n {
+            let ext = if i % 10 == 0 { "log" } else { "txt" };
+            std::fs::write(root.join(format!("f{i:06}.{ext}")), "").unwrap();
+        }
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/a.txt"), "").unwrap();
+        std::fs::write(root.join("sub/b.log"), "").unwrap();
+        let guard = Guard::new(&[&root]).unwrap();
+        let walk = Walk::new(&guard, &root, WalkOptions::default());
+        let stop = AtomicBool::new(false);
+        let counts = walk.classified(
+            &stop,
+            || (0usize, 0usize),
+            |c, f| {
+                if f.ignored {
+                    c.1 += 1;
+                } else {
+                    c.0 += 1;
+                }
+                true
+            },
+        );
+        let (kept, ignored) = counts
+            .into_iter()
+            .fold((0, 0), |acc, c| (acc.0 + c.0, acc.1 + c.1));
+        // Files at the top: n, a tenth of them .log; plus .gitignore itself,
+        // and sub/a.txt, sub/b.log.
+        let logs = n.div_ceil(10);
+        assert_eq!(ignored, logs + 1);
+        assert_eq!(kept, n - logs + 2);
     }
 }

@@ -47,6 +47,9 @@ use windows as sys;
 
 pub use sys::{DirEntries, DirHandle, Listing};
 
+/// A file opened for reading, and its metadata as opened.
+pub type OpenedFile = (File, Metadata);
+
 /// Longest path (in bytes) a request may name.
 pub const MAX_PATH_BYTES: usize = 4096;
 
@@ -365,7 +368,7 @@ impl Guard {
             .get(root.0)
             .ok_or_else(|| io::Error::other("unknown root"))?;
         let dir = self.open_fd_beneath(root, rel, ReadKind::Directory)?;
-        Listing::read(dir)
+        Listing::from_dir(dir)
     }
 
     /// Reads a file the server needs for itself (`.gitignore`,

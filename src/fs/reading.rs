@@ -177,6 +177,83 @@ pub fn read(
     Ok(Body::Text { window })
 }
 
+/// A small text file shown whole, read straight into one buffer after
+/// `prefix` and followed by `suffix` (read_many_files' block), or what
+/// [`read`] says of any other file. The buffer is sized once, from the
+/// file's size; the text is neither copied nor split into lines.
+pub enum Block {
+    /// `prefix`, the file's text, `suffix`.
+    Whole(String),
+    /// Not a small UTF-8 text file that fits whole: as [`read`] answers.
+    Other(Body),
+}
+
+/// Reads an opened file for a block of `prefix` + text + `suffix`: a small
+/// UTF-8 text file (no BOM) of at most `default_range.count` lines, none cut,
+/// comes back whole in one buffer; anything else as [`read`] with no range.
+pub fn read_block(
+    opened: Opened,
+    default_range: LineRange,
+    prefix: &str,
+    suffix: &str,
+) -> Result<Block, ReadFailure> {
+    if opened.size > SMALL_FILE_BYTES {
+        return read(opened, None, default_range, false).map(Block::Other);
+    }
+    let Opened {
+        mut file,
+        size,
+        real,
+    } = opened;
+    let mut buf = Vec::with_capacity(prefix.len() + size as usize + suffix.len() + 1);
+    buf.extend_from_slice(prefix.as_bytes());
+    file.read_to_end(&mut buf).map_err(ReadFailure::Io)?;
+    let data = &buf[prefix.len()..];
+    let kind = filekind::classify(&real, &data[..data.len().min(SNIFF_BYTES)]);
+    if matches!(kind, FileKind::Text(Encoding::Utf8))
+        && lines::fits_whole(data, default_range.count)
+    {
+        buf.extend_from_slice(suffix.as_bytes());
+        match String::from_utf8(buf) {
+            Ok(block) => return Ok(Block::Whole(block)),
+            Err(e) => buf = e.into_bytes(),
+        }
+        buf.truncate(buf.len() - suffix.len());
+    }
+    let data = buf.split_off(prefix.len());
+    body_of_whole(data, kind, size, default_range).map(Block::Other)
+}
+
+/// What [`read`] answers with no range, for a small file already read
+/// whole and classified.
+fn body_of_whole(
+    data: Vec<u8>,
+    kind: FileKind,
+    size: u64,
+    default_range: LineRange,
+) -> Result<Body, ReadFailure> {
+    let encoding = match kind {
+        FileKind::Binary => return Ok(Body::Binary),
+        FileKind::Media(kind, mime) => {
+            let base64 = base64::engine::general_purpose::STANDARD.encode(&data);
+            return Ok(Body::Media { kind, mime, base64 });
+        }
+        FileKind::Svg if size > MAX_SVG_BYTES => return Ok(Body::SvgTooLarge),
+        FileKind::Svg => {
+            filekind::detect_bom(&data[..data.len().min(SNIFF_BYTES)]).unwrap_or(Encoding::Utf8)
+        }
+        FileKind::Text(encoding) => encoding,
+    };
+    if encoding.is_utf8()
+        && let Some(window) = lines::whole_text(&data[encoding.bom().len()..], default_range.count)
+    {
+        return Ok(Body::Text { window });
+    }
+    let window = lines::read_window(Utf8Reader::new(&data[..], encoding), default_range)
+        .map_err(ReadFailure::Io)?;
+    Ok(Body::Text { window })
+}
+
 /// The first bytes of a file, for sniffing; the file is read from its
 /// start afterwards as before.
 fn read_head(file: &File) -> io::Result<Vec<u8>> {

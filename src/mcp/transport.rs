@@ -515,7 +515,7 @@ impl Transport<RoleServer> for StdioTransport {
             JsonRpcMessage::Error(error) => error.id.clone(),
             _ => None,
         };
-        let bytes = serde_json::to_vec(&item);
+        let bytes = super::json::encode(item);
         async move {
             let written = match bytes {
                 Ok(bytes) => write_line(&writer, bytes).await,

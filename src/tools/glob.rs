@@ -1,6 +1,7 @@
 //! `glob` (TOOLS.md 5): files whose path relative to the search directory
 //! matches a glob pattern, recently modified files first.
 
+use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
@@ -183,8 +184,11 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
 
 /// What a glob found.
 pub struct Matches {
-    /// (absolute path, modification time), in output order.
+    /// The first [`MAX_RESULTS`] in output order: (absolute path,
+    /// modification time).
     pub files: Vec<(String, Option<SystemTime>)>,
+    /// How many files matched (shown or not).
+    pub total: usize,
     /// Matching files that ignore files hid.
     pub ignored: usize,
     /// What showing the paths escaped.
@@ -193,7 +197,10 @@ pub struct Matches {
     pub too_deep: bool,
 }
 
-/// Finds the files under `dirs` matching `pattern`, sorted.
+/// Finds the files under `dirs` matching `pattern`: the first
+/// [`MAX_RESULTS`] in output order, and how many there are. Each walker
+/// thread keeps only its best [`MAX_RESULTS`], so memory is bounded by the
+/// answer, not by the tree.
 pub fn find(
     guard: &Guard,
     dirs: &[PathBuf],
@@ -202,53 +209,144 @@ pub fn find(
     options: &WalkOptions,
     stop: &AtomicBool,
 ) -> Result<Matches, ToolError> {
-    let mut files = Vec::new();
-    let mut ignored = 0;
-    let mut escaped = Escaped::default();
+    let now = SystemTime::now();
+    let mut all = Top::new(now);
     let mut too_deep = false;
     for dir in dirs {
         let relative = relative_pattern(pattern, dir);
         // A pattern that names an existing file literally (e.g. `app/[id]/page.tsx`).
         if let Some((file, mtime)) = literal_file(guard, dir, &relative) {
-            files.push((file.display().to_string(), mtime));
+            all.offer(&file.display().to_string(), mtime);
             continue;
         }
         let matcher = compile(&relative, case_sensitive)?;
         let walk = Walk::new(guard, dir, options.clone());
-        let per_thread = walk.classified(stop, Collected::default, |c, f| {
-            if matcher.is_match(f.rel) {
-                if f.ignored {
-                    c.ignored += 1;
-                } else {
-                    let (shown, escaped) = escape_name(f.path.as_os_str().as_encoded_bytes());
-                    c.escaped.add(escaped);
-                    c.files.push((shown.into_owned(), f.modified(guard)));
+        let per_thread = walk.classified(
+            stop,
+            || Top::new(now),
+            |top, f| {
+                if matcher.is_match(f.rel) {
+                    if f.ignored {
+                        top.ignored += 1;
+                    } else {
+                        let (shown, escaped) = escape_name(f.path.as_os_str().as_encoded_bytes());
+                        top.escaped.add(escaped);
+                        top.offer(&shown, f.modified(guard));
+                    }
                 }
-            }
-            true
-        });
-        for c in per_thread {
-            files.extend(c.files);
-            ignored += c.ignored;
-            escaped.add(c.escaped);
+                true
+            },
+        );
+        for top in per_thread {
+            all.merge(top);
         }
         too_deep |= walk.stopped_too_deep();
     }
-    sort_recent_first(&mut files, SystemTime::now());
+    let Top {
+        best,
+        total,
+        ignored,
+        escaped,
+        ..
+    } = all;
+    let mut files = best.into_vec();
+    files.sort_unstable();
     Ok(Matches {
-        files,
+        files: files.into_iter().map(|r| (r.path, r.mtime)).collect(),
+        total,
         ignored,
         escaped,
         too_deep,
     })
 }
 
-/// One walker thread's matches.
-#[derive(Default)]
-struct Collected {
-    files: Vec<(String, Option<SystemTime>)>,
+/// A match, ordered as the answer lists it: files changed in the last 24
+/// hours first, newest first; then the rest in path order.
+#[derive(PartialEq, Eq)]
+struct Ranked {
+    recent: bool,
+    mtime: Option<SystemTime>,
+    path: String,
+}
+
+/// The order of a match (`recent`, `mtime`, `path`) against a ranked one.
+fn rank(recent: bool, mtime: Option<SystemTime>, path: &str, other: &Ranked) -> std::cmp::Ordering {
+    other
+        .recent
+        .cmp(&recent)
+        .then_with(|| {
+            if recent {
+                other.mtime.cmp(&mtime)
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .then_with(|| walk::path_order(path, &other.path))
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        rank(self.recent, self.mtime, &self.path, other)
+    }
+}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The first [`MAX_RESULTS`] matches seen (a max-heap: the last of them on
+/// top), and counts of all of them.
+struct Top {
+    now: SystemTime,
+    best: BinaryHeap<Ranked>,
+    total: usize,
     ignored: usize,
     escaped: Escaped,
+}
+
+impl Top {
+    fn new(now: SystemTime) -> Top {
+        Top {
+            now,
+            best: BinaryHeap::new(),
+            total: 0,
+            ignored: 0,
+            escaped: Escaped::default(),
+        }
+    }
+
+    /// Counts a match, and keeps it if it is among the first so far (the
+    /// path is copied only then).
+    fn offer(&mut self, path: &str, mtime: Option<SystemTime>) {
+        self.total += 1;
+        let recent =
+            mtime.is_some_and(|t| self.now.duration_since(t).map_or(true, |age| age <= RECENT));
+        if self.best.len() >= MAX_RESULTS {
+            match self.best.peek() {
+                Some(last) if rank(recent, mtime, path, last).is_lt() => {
+                    self.best.pop();
+                }
+                _ => return,
+            }
+        }
+        self.best.push(Ranked {
+            recent,
+            mtime,
+            path: path.to_string(),
+        });
+    }
+
+    fn merge(&mut self, other: Top) {
+        for r in other.best {
+            self.offer(&r.path, r.mtime);
+            self.total -= 1;
+        }
+        self.total += other.total;
+        self.ignored += other.ignored;
+        self.escaped.add(other.escaped);
+    }
 }
 
 /// The pattern relative to `dir`: a leading `./` dropped, an absolute
@@ -288,35 +386,8 @@ fn literal_file(guard: &Guard, dir: &Path, pattern: &str) -> Option<(PathBuf, Op
     Some((resolved.into_display(), mtime))
 }
 
-/// Files changed in the last 24 hours first, newest first; the rest in path
-/// order. Only the first [`MAX_RESULTS`] are shown, so only those are put in
-/// full order; the rest stay after them, unordered.
-fn sort_recent_first(files: &mut Vec<(String, Option<SystemTime>)>, now: SystemTime) {
-    let is_recent = |t: &Option<SystemTime>| {
-        t.is_some_and(|t| now.duration_since(t).map_or(true, |age| age <= RECENT))
-    };
-    let (mut recent, mut old): (Vec<_>, Vec<_>) = files.drain(..).partition(|(_, t)| is_recent(t));
-    recent.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| walk::path_order(&a.0, &b.0)));
-    let wanted = MAX_RESULTS.saturating_sub(recent.len());
-    if old.len() > wanted && wanted > 0 {
-        let mut keyed: Vec<(String, (String, Option<SystemTime>))> =
-            old.drain(..).map(|f| (f.0.to_lowercase(), f)).collect();
-        let order = |a: &(String, (String, Option<SystemTime>)),
-                     b: &(String, (String, Option<SystemTime>))| {
-            a.0.cmp(&b.0).then_with(|| a.1.0.cmp(&b.1.0))
-        };
-        keyed.select_nth_unstable_by(wanted - 1, order);
-        keyed[..wanted].sort_unstable_by(order);
-        old.extend(keyed.into_iter().map(|(_, f)| f));
-    } else if wanted > 0 {
-        walk::sort_by_path(&mut old, |(p, _)| p);
-    }
-    files.extend(recent);
-    files.extend(old);
-}
-
 fn format_result(pattern: &str, search: &SearchDirs, found: Matches) -> String {
-    let total = found.files.len();
+    let total = found.total;
     let place = search.place(total > 0);
     if total == 0 {
         let mut out = format!("No files found matching pattern \"{pattern}\" {place}");
@@ -337,7 +408,7 @@ fn format_result(pattern: &str, search: &SearchDirs, found: Matches) -> String {
     let mut out = format!(
         "Found {total} file(s) matching \"{pattern}\" {place}{ignored}, sorted by modification time (newest first):"
     );
-    for (path, _) in found.files.iter().take(MAX_RESULTS) {
+    for (path, _) in &found.files {
         out.push('\n');
         out.push_str(path);
     }
@@ -366,18 +437,46 @@ mod tests {
     fn recent_files_first_then_path_order() {
         let now = SystemTime::now();
         let hour = Duration::from_secs(3600);
-        let mut files = vec![
-            ("/r/b.rs".to_string(), Some(now - 48 * hour)),
-            ("/r/new.rs".to_string(), Some(now - hour)),
-            ("/r/A.rs".to_string(), Some(now - 72 * hour)),
-            ("/r/newest.rs".to_string(), Some(now)),
-            ("/r/a.rs".to_string(), Some(now - 72 * hour)),
+        let files = [
+            ("/r/b.rs", Some(now - 48 * hour)),
+            ("/r/new.rs", Some(now - hour)),
+            ("/r/A.rs", Some(now - 72 * hour)),
+            ("/r/newest.rs", Some(now)),
+            ("/r/a.rs", Some(now - 72 * hour)),
         ];
-        sort_recent_first(&mut files, now);
-        let order: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+        let mut top = Top::new(now);
+        for (path, mtime) in files {
+            top.offer(path, mtime);
+        }
+        let mut ranked = top.best.into_vec();
+        ranked.sort_unstable();
+        let order: Vec<&str> = ranked.iter().map(|r| r.path.as_str()).collect();
         assert_eq!(
             order,
             vec!["/r/newest.rs", "/r/new.rs", "/r/A.rs", "/r/a.rs", "/r/b.rs"]
+        );
+    }
+
+    #[test]
+    fn only_the_first_matches_are_kept_and_all_are_counted() {
+        let now = SystemTime::now();
+        let old = Some(now - Duration::from_secs(7 * 24 * 3600));
+        let (mut one, mut two) = (Top::new(now), Top::new(now));
+        for i in (0..MAX_RESULTS + 500).rev() {
+            let top = if i % 2 == 0 { &mut one } else { &mut two };
+            top.offer(&format!("/r/{i:05}.rs"), old);
+        }
+        two.offer("/r/zzz.rs", Some(now));
+        one.merge(two);
+        assert_eq!(one.total, MAX_RESULTS + 501);
+        let mut ranked = one.best.into_vec();
+        ranked.sort_unstable();
+        assert_eq!(ranked.len(), MAX_RESULTS);
+        assert_eq!(ranked[0].path, "/r/zzz.rs", "recent first");
+        assert_eq!(ranked[1].path, "/r/00000.rs");
+        assert_eq!(
+            ranked[MAX_RESULTS - 1].path,
+            format!("/r/{:05}.rs", MAX_RESULTS - 2)
         );
     }
 

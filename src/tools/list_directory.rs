@@ -118,9 +118,15 @@ fn name_globs(patterns: &[String]) -> Result<GlobSet, ToolError> {
         .map_err(|e| ToolError(format!("Invalid 'ignore' patterns: {e}")))
 }
 
+/// One entry shown: its (escaped) name is `names[start..end]`, so a
+/// million-entry directory costs one string of names and one small record
+/// per entry.
 struct Entry {
-    name: String,
+    start: usize,
+    end: usize,
     is_dir: bool,
+    /// ASCII without upper-case letters: ordered by its bytes alone.
+    plain: bool,
     /// Shown in gemini-current.
     size: Option<u64>,
 }
@@ -140,6 +146,7 @@ fn list(
         .read_dir(dir)
         .map_err(|e| ToolError(format!("Error listing directory: {abs}: {e}")))?;
     let mut entries = Vec::new();
+    let mut names = String::new();
     let mut seen_any = false;
     // One buffer for every entry's full path (no allocation per entry).
     let mut probe = dir.real().to_path_buf();
@@ -171,33 +178,46 @@ fn list(
             .flatten();
         let (shown, shown_escaped) = escape_name(name.as_encoded_bytes());
         escaped.add(shown_escaped);
+        let start = names.len();
+        names.push_str(&shown);
         entries.push(Entry {
-            name: shown.into_owned(),
+            start,
+            end: names.len(),
             is_dir,
+            plain: shown.is_ascii() && !shown.bytes().any(|b| b.is_ascii_uppercase()),
             size,
         });
     }
     if !seen_any {
         return super::text(format!("Directory {abs} is empty."));
     }
-    let (mut dirs, mut files): (Vec<Entry>, Vec<Entry>) =
-        entries.into_iter().partition(|e| e.is_dir);
-    walk::sort_by_path(&mut dirs, |e| &e.name);
-    walk::sort_by_path(&mut files, |e| &e.name);
-    // The header, then one entry per line (none at all: an empty line).
-    let mut out = String::with_capacity(64 + (dirs.len() + files.len()) * 24);
+    // Directories first, each group in path order.
+    let name_of = |e: &Entry| &names[e.start..e.end];
+    entries.sort_unstable_by(|a, b| {
+        b.is_dir.cmp(&a.is_dir).then_with(|| {
+            if a.plain && b.plain {
+                name_of(a).cmp(name_of(b))
+            } else {
+                walk::path_order(name_of(a), name_of(b))
+            }
+        })
+    });
+    // The header, then one entry per line (none at all: an empty line),
+    // written straight into the answer, sized up front.
+    let mut out = String::with_capacity(abs.len() + 64 + names.len() + entries.len() * 8);
     out.push_str(&format!("Directory listing for {abs}:\n"));
-    let mut lines = Vec::with_capacity(dirs.len() + files.len());
-    for d in &dirs {
-        lines.push(format!("[DIR] {}", d.name));
+    for (i, e) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        if e.is_dir {
+            out.push_str("[DIR] ");
+        }
+        out.push_str(name_of(e));
+        if let Some(size) = e.size {
+            out.push_str(&format!(" ({size} bytes)"));
+        }
     }
-    for f in &files {
-        lines.push(match f.size {
-            Some(size) => format!("{} ({size} bytes)", f.name),
-            None => f.name.clone(),
-        });
-    }
-    out.push_str(&lines.join("\n"));
     if ignored > 0 {
         out.push_str(&format!("\n\n({ignored} ignored)"));
     }

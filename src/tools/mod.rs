@@ -199,10 +199,7 @@ impl Registry {
 
     /// The offered tools' names in this dialect.
     pub fn names(&self) -> Vec<&'static str> {
-        self.tools
-            .iter()
-            .map(|t| t.view(self.dialect).name)
-            .collect()
+        self.tools.iter().map(|t| t.name_in(self.dialect)).collect()
     }
 
     /// The tool called `name`: by this dialect's names first, then by any
@@ -210,7 +207,7 @@ impl Registry {
     fn find(&self, name: &str) -> Option<&ToolSpec> {
         self.tools
             .iter()
-            .find(|t| t.view(self.dialect).name == name)
+            .find(|t| t.name_in(self.dialect) == name)
             .or_else(|| self.tools.iter().find(|t| t.names().any(|n| n == name)))
     }
 

@@ -18,7 +18,7 @@ use super::{CallContext, State, ToolError, ToolResult, ToolSpec, cancellable, pa
 use crate::discovery::ignore_rules::{DirRules, IgnoreSet, IgnoredBy};
 use crate::discovery::walk::{self, SEARCH_EXCLUDED_DIRS, TOO_DEEP_NOTE, Walk, WalkOptions};
 use crate::fs::guard::{Guard, Refusal, Resolved};
-use crate::fs::reading::{self, Body, ReadFailure};
+use crate::fs::reading::{self, Block, Body, ReadFailure};
 use crate::mcp::params::{Alias, JsonObject};
 use crate::text::filekind::{self, Media};
 use crate::text::lines::LineRange;
@@ -458,28 +458,43 @@ impl<'g> IgnoreCache<'g> {
         options: &WalkOptions,
     ) -> Option<IgnoredBy> {
         let parent = real.parent()?;
-        if !self.dirs.contains_key(parent) {
-            let root = guard
-                .containing_root(parent)
-                .unwrap_or(parent)
-                .to_path_buf();
-            let set = self
-                .sets
-                .entry(root.clone())
-                .or_insert_with(|| {
-                    Arc::new(IgnoreSet::new(
-                        guard,
-                        &root,
-                        options.respect_git_ignore,
-                        options.respect_gemini_ignore,
-                    ))
-                })
-                .clone();
-            let rules = set.dir_rules(parent);
-            self.dirs.insert(parent.to_path_buf(), (set, rules));
-        }
+        self.rules_for(guard, parent, options);
         let (set, rules) = self.dirs.get(parent)?;
         set.ignored_by(rules, real, false)
+    }
+
+    /// Builds (once) the rules of `dir`: from its parent's when the parent
+    /// is inside the same root (one look for `.git` and `.gitignore`), from
+    /// scratch for a root.
+    fn rules_for(&mut self, guard: &'g Guard, dir: &Path, options: &WalkOptions) {
+        if self.dirs.contains_key(dir) {
+            return;
+        }
+        let root = guard.containing_root(dir).unwrap_or(dir).to_path_buf();
+        let parent = dir.parent().filter(|p| *p != dir && p.starts_with(&root));
+        if let Some(parent) = parent {
+            self.rules_for(guard, parent, options);
+            if let Some((set, parent_rules)) = self.dirs.get(parent) {
+                let set = set.clone();
+                let rules = set.child_rules(parent_rules, dir);
+                self.dirs.insert(dir.to_path_buf(), (set, rules));
+                return;
+            }
+        }
+        let set = self
+            .sets
+            .entry(root.clone())
+            .or_insert_with(|| {
+                Arc::new(IgnoreSet::new(
+                    guard,
+                    &root,
+                    options.respect_git_ignore,
+                    options.respect_gemini_ignore,
+                ))
+            })
+            .clone();
+        let rules = set.dir_rules(dir);
+        self.dirs.insert(dir.to_path_buf(), (set, rules));
     }
 }
 
@@ -617,9 +632,10 @@ fn consider(path: PathBuf, rel: &str, rules: &Rules, asked: Asked, out: &mut Gat
 
 /// One file's outcome.
 enum Piece {
+    /// The file's whole block: `--- path ---`, its text, a blank line.
     Text {
         shown: String,
-        text: String,
+        block: String,
     },
     Media {
         shown: String,
@@ -649,16 +665,33 @@ fn read_one(state: &State, shown: &str, wanted: &Wanted) -> Piece {
         Ok(o) => o,
         Err(e) => return skipped(failure_reason(e)),
     };
-    match reading::read(opened, None, DEFAULT_RANGE, false) {
-        Ok(Body::Text { window, .. }) => {
-            let mut text = String::new();
-            if !window.is_whole_file() {
-                text.push_str(TRUNCATION_WARNING);
-            }
-            text.push_str(&window.into_text());
+    let prefix = format!("--- {shown} ---\n\n");
+    let body = match reading::read_block(opened, DEFAULT_RANGE, &prefix, "\n\n") {
+        Ok(Block::Whole(block)) => {
+            return Piece::Text {
+                shown: shown.to_string(),
+                block,
+            };
+        }
+        Ok(Block::Other(body)) => Ok(body),
+        Err(e) => Err(e),
+    };
+    match body {
+        Ok(Body::Text { window }) => {
+            let warning = if window.is_whole_file() {
+                ""
+            } else {
+                TRUNCATION_WARNING
+            };
+            let text = window.into_text();
+            let mut block = String::with_capacity(prefix.len() + warning.len() + text.len() + 2);
+            block.push_str(&prefix);
+            block.push_str(warning);
+            block.push_str(&text);
+            block.push_str("\n\n");
             Piece::Text {
                 shown: shown.to_string(),
-                text,
+                block,
             }
         }
         Ok(Body::Media { kind, mime, base64 }) => match asked {
@@ -707,8 +740,7 @@ fn render(state: &State, gathered: Gathered) -> Vec<ContentBlock> {
     let mut left_out = Vec::new();
     for piece in pieces {
         match piece {
-            Piece::Text { shown, text } => {
-                let block = format!("--- {shown} ---\n\n{text}\n\n");
+            Piece::Text { shown, block } => {
                 if used + block.len() > MAX_OUTPUT_BYTES {
                     left_out.push(shown);
                     continue;
@@ -770,7 +802,7 @@ fn read_all(state: &State, files: &[(String, Wanted)]) -> Vec<Piece> {
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .min(8);
-    if files.len() < 400 || threads < 2 {
+    if files.len() < 64 || threads < 2 {
         return files.iter().map(|(s, w)| read_one(state, s, w)).collect();
     }
     let chunk = files.len().div_ceil(threads);

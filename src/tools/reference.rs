@@ -90,7 +90,7 @@ fn tool_tables(spec: &ToolSpec) -> String {
     };
     let mut spellings: Vec<(String, String, String, String)> = Vec::new();
     // An object's fields are reached through the aliases that name them.
-    for (name, prop) in rows(&spec.accepted)
+    for (name, prop) in rows(spec.accepted())
         .into_iter()
         .filter(|(name, _)| !name.contains('.'))
     {

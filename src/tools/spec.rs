@@ -7,6 +7,7 @@
 //! `ToolSpec::reads("glob", "Find Files").params::<GlobParams>().describe(TEXT).run(handler)`.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use rmcp::model::{Tool, ToolAnnotations};
 use schemars::JsonSchema;
@@ -46,13 +47,35 @@ pub struct ToolSpec {
     pub title: &'static str,
     pub access: Access,
     pub idempotent: bool,
+    pub aliases: &'static [Alias],
+    /// The tool's name in each dialect, indexed by [`Dialect::index`]
+    /// (known without building schemas).
+    names: [&'static str; 2],
+    /// How to build the schemas, on first use.
+    source: Source,
+    /// The schemas: built on the first `tools/list` or call, not at start.
+    built: OnceLock<Built>,
+    pub handler: Handler,
+}
+
+/// What a tool's schemas are built from.
+type SchemaFn = fn() -> JsonObject;
+
+struct Source {
+    params: Option<SchemaFn>,
+    hidden: Vec<SchemaFn>,
+    descriptions: [&'static str; 2],
+    /// gemini-current's own schema, if it has one.
+    current: Option<SchemaFn>,
+}
+
+/// A tool's schemas, once built.
+struct Built {
     /// Everything the tool accepts, under canonical names (published and
     /// unpublished parameters alike); arguments are checked against it.
-    pub accepted: JsonObject,
-    pub aliases: &'static [Alias],
+    accepted: JsonObject,
     /// Indexed by [`Dialect::index`].
     views: [View; 2],
-    pub handler: Handler,
 }
 
 impl ToolSpec {
@@ -73,17 +96,55 @@ impl ToolSpec {
 
     /// The 0.24 name (TOOLS.md's name for the tool).
     pub fn name(&self) -> &'static str {
-        self.views[Dialect::Gemini024.index()].name
+        self.names[Dialect::Gemini024.index()]
+    }
+
+    /// The tool's name in `dialect` (no schema is built for it).
+    pub fn name_in(&self, dialect: Dialect) -> &'static str {
+        self.names[dialect.index()]
     }
 
     pub fn view(&self, dialect: Dialect) -> &View {
-        &self.views[dialect.index()]
+        &self.built().views[dialect.index()]
+    }
+
+    /// Everything the tool accepts, under canonical names.
+    pub fn accepted(&self) -> &JsonObject {
+        &self.built().accepted
     }
 
     /// Every name the tool has in any dialect.
     pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        let [a, b] = &self.views;
-        std::iter::once(a.name).chain((b.name != a.name).then_some(b.name))
+        let [a, b] = self.names;
+        std::iter::once(a).chain((b != a).then_some(b))
+    }
+
+    /// The schemas, built the first time they are needed: generating them
+    /// is most of what a server would otherwise do before it can answer
+    /// `initialize`.
+    fn built(&self) -> &Built {
+        self.built.get_or_init(|| {
+            let source = &self.source;
+            let params = source.params.map(|f| f()).unwrap_or_default();
+            let mut accepted = params.clone();
+            for hidden in &source.hidden {
+                merge_properties(&mut accepted, &hidden());
+            }
+            let [old_desc, current_desc] = source.descriptions;
+            let old = view(
+                self.names[0],
+                old_desc,
+                params.clone(),
+                &accepted,
+                self.aliases,
+            );
+            let schema = source.current.map_or(params, |f| f());
+            let current = view(self.names[1], current_desc, schema, &accepted, self.aliases);
+            Built {
+                accepted,
+                views: [old, current],
+            }
+        })
     }
 
     /// The tool as `tools/list` shows it in `dialect`.
@@ -105,7 +166,7 @@ impl ToolSpec {
         let view = self.view(dialect);
         let mut naming = view.naming.clone();
         params::apply_aliases(args, self.aliases, &mut naming);
-        params::validate(&self.accepted, &view.required, args, &naming)
+        params::validate(self.accepted(), &view.required, args, &naming)
     }
 }
 
@@ -114,11 +175,11 @@ pub struct Builder {
     title: &'static str,
     access: Access,
     idempotent: bool,
-    params: JsonObject,
-    hidden: Vec<JsonObject>,
+    params: Option<SchemaFn>,
+    hidden: Vec<SchemaFn>,
     aliases: &'static [Alias],
     description: &'static str,
-    current: Option<(&'static str, &'static str, Option<JsonObject>)>,
+    current: Option<(&'static str, &'static str, Option<SchemaFn>)>,
 }
 
 impl Builder {
@@ -128,7 +189,7 @@ impl Builder {
             title,
             access,
             idempotent,
-            params: JsonObject::new(),
+            params: None,
             hidden: Vec::new(),
             aliases: &[],
             description: "",
@@ -139,14 +200,14 @@ impl Builder {
     /// The parameter struct: canonical names, and the schema gemini-0.24
     /// advertises.
     pub fn params<T: JsonSchema>(mut self) -> Builder {
-        self.params = portable_schema::<T>();
+        self.params = Some(portable_schema::<T>);
         self
     }
 
     /// More parameters that are accepted and checked in every dialect but
     /// not advertised by gemini-0.24.
     pub fn accepts<T: JsonSchema>(mut self) -> Builder {
-        self.hidden.push(portable_schema::<T>());
+        self.hidden.push(portable_schema::<T>);
         self
     }
 
@@ -175,40 +236,28 @@ impl Builder {
         name: &'static str,
         description: &'static str,
     ) -> Builder {
-        self.current = Some((name, description, Some(portable_schema::<T>())));
+        self.current = Some((name, description, Some(portable_schema::<T>)));
         self
     }
 
-    /// Finishes the declaration with the tool's handler.
+    /// Finishes the declaration with the tool's handler. The schemas are
+    /// built later, on first use.
     pub fn run(self, handler: Handler) -> ToolSpec {
-        let mut accepted = self.params.clone();
-        for hidden in &self.hidden {
-            merge_properties(&mut accepted, hidden);
-        }
-        let old = view(
-            self.name,
-            self.description,
-            self.params.clone(),
-            &accepted,
-            self.aliases,
-        );
-        let current = match self.current {
-            Some((name, description, schema)) => view(
-                name,
-                description,
-                schema.unwrap_or_else(|| self.params.clone()),
-                &accepted,
-                self.aliases,
-            ),
-            None => old.clone(),
-        };
+        let (current_name, current_description, current_schema) =
+            self.current.unwrap_or((self.name, self.description, None));
         ToolSpec {
             title: self.title,
             access: self.access,
             idempotent: self.idempotent,
-            accepted,
             aliases: self.aliases,
-            views: [old, current],
+            names: [self.name, current_name],
+            source: Source {
+                params: self.params,
+                hidden: self.hidden,
+                descriptions: [self.description, current_description],
+                current: current_schema,
+            },
+            built: OnceLock::new(),
             handler,
         }
     }

@@ -371,21 +371,17 @@ impl DirEntries {
 /// A directory listed by [`Guard::list_walked_dir`]: its entries, and its
 /// handle for looking at them.
 pub struct Listing {
-    /// Read to its end; kept for its handle (`Dir::fd`), which lookups
-    /// relative to the directory use.
-    dir: rustix::fs::Dir,
+    /// Kept for its handle (`Dir::fd`), which lookups relative to the
+    /// directory use, and for the batches still to read.
+    dir: DirEntries,
+    /// The entries listed: all of them, or the current batch of a big
+    /// directory.
     pub items: Vec<DirItem>,
+    /// The first entry of the next batch, read to learn there is one.
+    next: Option<DirItem>,
 }
 
 impl Listing {
-    pub(super) fn read(dir: File) -> io::Result<Listing> {
-        let mut entries = DirEntries::new(dir)?;
-        let items = entries.by_ref().collect::<io::Result<Vec<DirItem>>>()?;
-        Ok(Listing {
-            dir: entries.inner,
-            items,
-        })
-    }
     /// The type of entry `name`, for file systems that do not report it in
     /// the listing (a symlink is not followed).
     pub fn kind_of(&self, name: &OsStr) -> Option<EntryKind> {
@@ -407,12 +403,112 @@ impl Listing {
         std::time::SystemTime::UNIX_EPOCH.checked_add(since_epoch)
     }
 
+    /// Opens the entry `name` (a regular file) for reading, relative to the
+    /// listed directory's handle: the directory was opened beneath its root
+    /// with no symlink followed, and the entry is opened with `O_NOFOLLOW`
+    /// and without blocking, so a file swapped for a symlink since the
+    /// listing fails to open and a FIFO or device is refused. One path
+    /// component to look up instead of the whole path from the root.
+    pub fn open_file(&self, name: &OsStr) -> io::Result<(File, Metadata)> {
+        use rustix::fs::Mode;
+        let dir = self.dir.inner.fd()?;
+        let file = File::from(rustix::fs::openat(
+            dir,
+            name,
+            ReadKind::File.flags(),
+            Mode::empty(),
+        )?);
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(not_regular(&meta));
+        }
+        Ok((file, meta))
+    }
+
+    /// Lists the subdirectory `name` of this listed directory, opened
+    /// relative to this directory's handle with no symlink followed
+    /// (`O_NOFOLLOW | O_DIRECTORY`): like [`Guard::list_walked_dir`] for a
+    /// child, a subdirectory swapped for a symlink since this listing is not
+    /// listed, and one path component is looked up instead of the whole
+    /// path from the root.
+    pub fn list_child(&self, name: &OsStr) -> io::Result<Listing> {
+        use rustix::fs::Mode;
+        let dir = self.dir.inner.fd()?;
+        let fd = rustix::fs::openat(dir, name, ReadKind::Directory.flags(), Mode::empty())?;
+        Listing::first_batch(fd)
+    }
+
+    /// At most this many entries are held at once: a bigger directory is
+    /// listed in batches ([`Listing::next_batch`]), so memory stays bounded
+    /// by the batch, not by the directory.
+    pub const BATCH: usize = 8192;
+
+    pub(super) fn from_dir(dir: File) -> io::Result<Listing> {
+        Listing::first_batch(dir.into())
+    }
+
+    fn first_batch(fd: OwnedFd) -> io::Result<Listing> {
+        let mut listing = Listing {
+            dir: DirEntries {
+                inner: rustix::fs::Dir::new(fd)?,
+            },
+            items: Vec::new(),
+            next: None,
+        };
+        listing.next_batch()?;
+        Ok(listing)
+    }
+
+    /// Whether every entry has been listed (the last batch is in `items`).
+    pub fn is_complete(&self) -> bool {
+        self.next.is_none()
+    }
+
+    /// For a directory listed in batches: hands the entries not read yet
+    /// to a new listing (which reads them with this listing's reader, from
+    /// where it stands), so another thread can walk the next batch while
+    /// this one walks the current. This listing keeps its batch and a
+    /// duplicate of the directory's handle for lookups, and is complete.
+    /// None when every entry is listed already.
+    pub fn split_rest(&mut self) -> io::Result<Option<Listing>> {
+        if self.next.is_none() {
+            return Ok(None);
+        }
+        let lookups = rustix::io::fcntl_dupfd_cloexec(self.dir.inner.fd()?, 0)?;
+        let reader = std::mem::replace(
+            &mut self.dir,
+            DirEntries {
+                inner: rustix::fs::Dir::new(lookups)?,
+            },
+        );
+        Ok(Some(Listing {
+            dir: reader,
+            items: Vec::new(),
+            next: self.next.take(),
+        }))
+    }
+
+    /// Replaces `items` with the next batch of entries; false when there
+    /// were none left.
+    pub fn next_batch(&mut self) -> io::Result<bool> {
+        self.items.clear();
+        self.items.extend(self.next.take());
+        while self.items.len() < Self::BATCH {
+            match self.dir.next() {
+                Some(item) => self.items.push(item?),
+                None => return Ok(!self.items.is_empty()),
+            }
+        }
+        self.next = self.dir.next().transpose()?;
+        Ok(true)
+    }
+
     /// Reads the entry `name` as one of the server's own files (an ignore
     /// file), relative to the listed directory's handle: no symlink
     /// followed, never blocking, at most `max_bytes`.
     pub fn read_own_file(&self, name: &OsStr, max_bytes: u64) -> io::Result<Option<Vec<u8>>> {
         use rustix::fs::Mode;
-        let dir = self.dir.fd()?;
+        let dir = self.dir.inner.fd()?;
         let file = match rustix::fs::openat(dir, name, ReadKind::File.flags(), Mode::empty()) {
             Ok(fd) => File::from(fd),
             Err(rustix::io::Errno::NOENT) => return Ok(None),
@@ -425,7 +521,7 @@ impl Listing {
     fn stat(&self, name: &OsStr) -> Option<EntryStat> {
         use rustix::fs::{AtFlags, StatxFlags};
         let flags = AtFlags::SYMLINK_NOFOLLOW;
-        let dir = self.dir.fd().ok()?;
+        let dir = self.dir.inner.fd().ok()?;
         let st = rustix::fs::statx(dir, name, flags, StatxFlags::TYPE | StatxFlags::MTIME).ok()?;
         Some(EntryStat {
             mode: u32::from(st.stx_mode),
@@ -438,7 +534,7 @@ impl Listing {
     fn stat(&self, name: &OsStr) -> Option<EntryStat> {
         use std::os::unix::fs::MetadataExt;
         let flags = ReadKind::File.flags();
-        let dir = self.dir.fd().ok()?;
+        let dir = self.dir.inner.fd().ok()?;
         let fd = rustix::fs::openat(dir, name, flags, rustix::fs::Mode::empty()).ok()?;
         let meta = File::from(fd).metadata().ok()?;
         Some(EntryStat {

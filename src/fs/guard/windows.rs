@@ -473,7 +473,7 @@ pub struct Listing {
 }
 
 impl Listing {
-    pub(super) fn read(dir: File) -> io::Result<Listing> {
+    pub(super) fn from_dir(dir: File) -> io::Result<Listing> {
         let path = nt::final_path(&dir)?;
         let items = DirEntries::new(dir.try_clone()?)?.collect::<io::Result<Vec<DirItem>>>()?;
         Ok(Listing { dir, path, items })
@@ -487,6 +487,46 @@ impl Listing {
     /// When entry `name` was last modified (a link itself, not followed).
     pub fn modified(&self, name: &OsStr) -> Option<SystemTime> {
         self.stat(name)?.1
+    }
+
+    /// Opens the entry `name` (a regular file) for reading, beneath the
+    /// listed directory's handle with no link followed.
+    pub fn open_file(&self, name: &OsStr) -> io::Result<(File, Metadata)> {
+        let file = open_stepwise(&self.dir, &self.path, &[name], ReadKind::File)?;
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(not_regular(&meta));
+        }
+        Ok((file, meta))
+    }
+
+    /// Lists the subdirectory `name` of this listed directory, opened
+    /// beneath its handle with no link followed.
+    pub fn list_child(&self, name: &OsStr) -> io::Result<Listing> {
+        let dir = open_stepwise(&self.dir, &self.path, &[name], ReadKind::Directory)?;
+        Listing::from_dir(dir)
+    }
+
+    /// The batch size of the Unix listing. A Windows listing is read whole,
+    /// so here it only lets shared tests build directories bigger than a
+    /// batch.
+    pub const BATCH: usize = 8192;
+
+    /// A Windows listing is read whole, so it is always complete; the
+    /// batching of the Unix listing bounds memory on huge directories, which
+    /// this port does not do yet.
+    pub fn is_complete(&self) -> bool {
+        true
+    }
+
+    /// Never anything left to hand over: the listing is read whole.
+    pub fn split_rest(&mut self) -> io::Result<Option<Listing>> {
+        Ok(None)
+    }
+
+    /// There is never a next batch: the listing is read whole.
+    pub fn next_batch(&mut self) -> io::Result<bool> {
+        Ok(false)
     }
 
     /// Reads the entry `name` as one of the server's own files (an ignore

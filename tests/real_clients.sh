@@ -123,10 +123,16 @@ step "Gemini CLI extension: linked, Connected"
 # key (no prompt is typed, so nothing is asked of a model).
 command -v tmux >/dev/null || fail "tmux is not installed (needed to read Gemini CLI's tool list)"
 mkdir -p "$ext_home/.gemini"
-echo '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"disableAutoUpdate": true}}' \
+echo '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"disableAutoUpdate": true},
+  "privacy": {"usageStatisticsEnabled": false}}' \
   >"$ext_home/.gemini/settings.json"
+# Gemini CLI starts its interactive UI only outside CI: with CI (or a
+# similar variable) set, as on a CI machine, it runs one prompt and exits.
+# So it runs with an environment of its own, nothing inherited.
 tmux new-session -d -s "$tmux_session" -x 200 -y 100 \
-  "cd '$ext_project' && HOME='$ext_home' GEMINI_API_KEY=not-a-real-key GEMINI_CLI_TRUST_WORKSPACE=true '$gemini'"
+  "cd '$ext_project' && env -i PATH='$PATH' TERM=xterm-256color LANG=C.UTF-8 HOME='$ext_home' \
+     GEMINI_API_KEY=not-a-real-key GEMINI_CLI_TRUST_WORKSPACE=true '$gemini';
+   echo \"Gemini CLI exited with status \$?\"; sleep 600"
 # pane_wait PATTERN SECONDS: waits until the pane's text matches PATTERN.
 pane_wait() {
   local deadline=$((SECONDS + $2))
@@ -135,6 +141,7 @@ pane_wait() {
     grep -Eq "$1" <<<"$pane" && return 0
     sleep 1
   done
+  tmux has-session -t "$tmux_session" 2>/dev/null || fail "the tmux session running Gemini CLI ended"
   fail "Gemini CLI's screen never showed /$1/: $pane"
 }
 # pane_type TEXT: types a command and presses Enter.

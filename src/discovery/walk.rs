@@ -541,14 +541,9 @@ impl Lister<'_, '_> {
                 let wanted = (self.report_ignored || !ignored)
                     && (!is_symlink
                         || (walk.options.file_links && walk.link_is_file_inside(&path)));
-                // Every path is built as `start/...`.
-                let rel = path
-                    .as_os_str()
-                    .as_encoded_bytes()
-                    .strip_prefix(start)
-                    .map(|rel| rel.strip_prefix(b"/").unwrap_or(rel));
+                let rel = relative_to_start(&path, start);
                 if wanted && let Some(rel) = rel {
-                    let (rel, escaped) = escape_name(rel);
+                    let (rel, escaped) = escape_name(&rel);
                     let found = Found {
                         path: &path,
                         rel: &rel,
@@ -574,6 +569,26 @@ impl Lister<'_, '_> {
             }
         }
     }
+}
+
+/// The bytes of `path` below `start`, `/`-separated whatever the platform's
+/// separator (results and include patterns speak of `src/a.rs`, never
+/// `src\a.rs`). Every walked path is built as `start` + separator + names,
+/// and no name holds a separator, so replacing them is exact.
+fn relative_to_start<'p>(path: &'p Path, start: &[u8]) -> Option<std::borrow::Cow<'p, [u8]>> {
+    let rel = path.as_os_str().as_encoded_bytes().strip_prefix(start)?;
+    let rel = rel
+        .strip_prefix(std::path::MAIN_SEPARATOR_STR.as_bytes())
+        .unwrap_or(rel);
+    if std::path::MAIN_SEPARATOR == '/' {
+        return Some(std::borrow::Cow::Borrowed(rel));
+    }
+    let separator = std::path::MAIN_SEPARATOR as u8;
+    Some(std::borrow::Cow::Owned(
+        rel.iter()
+            .map(|&b| if b == separator { b'/' } else { b })
+            .collect(),
+    ))
 }
 
 /// The entry filter shared by every walk: default and extra excludes.
@@ -693,6 +708,25 @@ mod tests {
         let mut by_definition = paths.clone();
         by_definition.sort_by_key(lowered);
         assert_eq!(paths, by_definition);
+    }
+
+    #[test]
+    fn relative_paths_are_slash_separated_on_every_platform() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("sub").join("deeper")).unwrap();
+        std::fs::write(root.join("sub").join("deeper").join("a.txt"), "").unwrap();
+        std::fs::write(root.join("top.txt"), "").unwrap();
+        let guard = Guard::new(&[&root]).unwrap();
+        let walk = Walk::new(&guard, &root, WalkOptions::default());
+        let stop = AtomicBool::new(false);
+        let found = walk.classified(&stop, Vec::new, |seen: &mut Vec<String>, f| {
+            seen.push(f.rel.to_string());
+            true
+        });
+        let mut rels: Vec<String> = found.into_iter().flatten().collect();
+        rels.sort();
+        assert_eq!(rels, ["sub/deeper/a.txt", "top.txt"]);
     }
 
     #[test]

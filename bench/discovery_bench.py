@@ -13,7 +13,7 @@ and the ratio rootbound / reference, and the server's peak RSS.
 rootbound searches case-insensitively by default (Gemini CLI's contract), so
 its searches are compared with `rg -i`; `rg` without -i is listed too.
 Workloads whose paths do not exist under --root are skipped. The peers'
-rows come from ../shared/bench/mcp_bench.py, the million-file rows from
+rows come from the team's MCP driver (mcp_bench.py, not in this repository), the million-file rows from
 bench/scale_bench.py; bench/RESULTS.md has the latest run of all three.
 """
 import argparse

@@ -28,10 +28,6 @@ pub struct Layers {
     pub pid_max: bool,
     /// The server runs as root.
     pub root: bool,
-    /// The kernel runs x32 system calls (x86-64 only; most kernels do not),
-    /// so the seccomp filters must refuse their numbers too.
-    #[serde(default)]
-    pub x32: bool,
 }
 
 const USER: i32 = 1;
@@ -52,7 +48,7 @@ pub fn probe_here() -> Layers {
         found
     });
     let seccomp_works = in_child(|| {
-        let Ok(filters) = seccomp::build(true, true, x32_abi()) else {
+        let Ok(filters) = seccomp::build(true, true) else {
             return 0;
         };
         // SAFETY: this child exits right after the test.
@@ -75,21 +71,7 @@ pub fn probe_here() -> Layers {
         pid_ns: namespaces & PID != 0,
         pid_max: namespaces & PID_MAX != 0,
         root,
-        x32: x32_abi(),
     }
-}
-
-/// Whether the kernel runs x32 system calls: `getpid` by its x32 number
-/// fails with ENOSYS where it does not.
-fn x32_abi() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        // SAFETY: getpid takes no arguments under any number.
-        let pid = unsafe { libc::syscall(libc::SYS_getpid | 0x4000_0000) };
-        pid >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ENOSYS)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    false
 }
 
 /// Makes a process in new namespaces, as calls get them, and reports what

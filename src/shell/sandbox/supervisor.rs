@@ -141,11 +141,7 @@ impl Prepared {
                 .seccomp
                 .then(|| {
                     let namespaced = layers.pid_ns || layers.mount_ns;
-                    seccomp::build(
-                        confinement.read_only || !layers.mount_ns,
-                        !namespaced,
-                        layers.x32,
-                    )
+                    seccomp::build(confinement.read_only || !layers.mount_ns, !namespaced)
                 })
                 .transpose()?
                 .map(std::sync::Arc::new),

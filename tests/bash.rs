@@ -689,6 +689,102 @@ async fn class3_no_git_command_writes_into_the_repository_directory() {
     assert!(!config.contains("filter"), "{config}");
 }
 
+/// Class 3, one line against itself (fifth attack): a stage that changes
+/// the work tree (here a checkout that brings a link to `.git`) must not
+/// change what a later stage of the same line was checked against. Judged
+/// by `.git/config`'s bytes, the hooks directory and the filter's marker.
+#[tokio::test]
+async fn class3_a_line_cannot_change_the_tree_under_its_own_later_stages() {
+    let l = Layout::new();
+    l.git_repo();
+    let root = l.root();
+    let marker = root.join("filter-ran");
+    // A branch that holds a link to `.git`, a configuration with a filter,
+    // an attributes file that uses it and an executable hook.
+    git(&root, &["checkout", "-q", "-b", "evil"]);
+    std::os::unix::fs::symlink(".git", root.join("lnk")).unwrap();
+    std::fs::write(
+        root.join("cfg.txt"),
+        format!(
+            "[core]\n\trepositoryformatversion = 0\n[filter \"x\"]\n\tclean = \"touch {}; cat\"\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(root.join(".gitattributes"), "* filter=x\n").unwrap();
+    let hook = root.join("h.sh");
+    std::fs::write(&hook, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    git(&root, &["add", "lnk", "cfg.txt", ".gitattributes", "h.sh"]);
+    git(&root, &["commit", "-q", "-m", "planted"]);
+    git(&root, &["checkout", "-q", "-"]);
+    assert!(!root.join("lnk").exists());
+    let config_before = std::fs::read(root.join(".git/config")).unwrap();
+    let server = l
+        .server(&["--bash-allow", "git checkout", "--bash-allow", "git mv"])
+        .await;
+    for command in [
+        "git checkout evil && git mv -f cfg.txt lnk/config && git status --short",
+        "git checkout evil; git mv h.sh lnk/hooks/pre-commit",
+        "git checkout evil | git mv -f cfg.txt lnk/config",
+    ] {
+        let text = refused(&server, command).await;
+        assert!(text.contains("changes the work tree"), "{command}: {text}");
+    }
+    // Call by call, the second call sees the link and refuses.
+    assert_eq!(ran(&server, "git checkout evil").await.exit_code(), Some(0));
+    assert!(root.join("lnk").is_symlink());
+    refused(&server, "git mv -f cfg.txt lnk/config").await;
+    refused(&server, "git mv h.sh lnk/hooks/pre-commit").await;
+    assert_eq!(
+        std::fs::read(root.join(".git/config")).unwrap(),
+        config_before
+    );
+    assert!(!root.join(".git/hooks/pre-commit").exists());
+    assert!(!marker.exists(), "the filter or the hook ran");
+}
+
+/// Class 3: an allowed `git config` may not set a key the configuration
+/// check refuses (the user's own git would run it later, unsandboxed).
+#[tokio::test]
+async fn class3_git_config_cannot_set_what_the_check_refuses() {
+    let l = Layout::new();
+    l.git_repo();
+    let root = l.root();
+    let server = l.server(&["--bash-allow", "git config"]).await;
+    for command in [
+        "git config core.fsmonitor 'touch ran'",
+        "git config core.hooksPath hooks",
+        "git config --add alias.st status",
+        "git config --type bool -- init.templateDir /tmp",
+        "git config submodule.x.update '!touch ran'",
+    ] {
+        refused(&server, command).await;
+    }
+    let config = std::fs::read_to_string(root.join(".git/config")).unwrap();
+    for key in [
+        "fsmonitor",
+        "hooksPath",
+        "alias",
+        "templateDir",
+        "submodule",
+    ] {
+        assert!(!config.contains(key), "{key}: {config}");
+    }
+    // Ordinary keys are set, and a hazardous key can still be read.
+    assert_eq!(
+        ran(&server, "git config user.name Someone")
+            .await
+            .exit_code(),
+        Some(0)
+    );
+    let config = std::fs::read_to_string(root.join(".git/config")).unwrap();
+    assert!(config.contains("name = Someone"), "{config}");
+    // (What it reads is the server's own `-c core.fsmonitor=false`.)
+    let a = ran(&server, "git config --get core.fsmonitor").await;
+    assert_eq!(a.stdout, "false", "{a:?}");
+}
+
 /// Class 3, two servers on one tree: one sets a filter in git's
 /// configuration while the other runs git. The directory locks keep the
 /// other's check and its git together. Judged by the sum only the filter

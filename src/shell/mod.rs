@@ -77,7 +77,35 @@ pub struct Plan {
     /// other git commands), so it runs with nothing writable: no stage can
     /// change the configuration git reads after it was checked.
     pub writes_nothing: bool,
+    /// The paths each writing git stage names, checked again once the line
+    /// holds the write gate: another call may have changed what they lead to
+    /// while this one waited (a new link into `.git`).
+    pub git_written_paths: Vec<(Pin, Vec<PathBuf>)>,
 }
+
+/// git subcommands that change the work tree's files and directories. The
+/// paths of a line's later git stages were checked against the tree before
+/// it: `git mv -f x lnk/config` after a `git apply` that made `lnk` a link
+/// to `.git` would write there. So such a stage is the last git stage of
+/// its line.
+const CHANGES_WORK_TREE: &[&str] = &[
+    "apply",
+    "checkout",
+    "cherry-pick",
+    "clean",
+    "clone",
+    "init",
+    "merge",
+    "mv",
+    "pull",
+    "rebase",
+    "reset",
+    "restore",
+    "revert",
+    "rm",
+    "stash",
+    "switch",
+];
 
 impl Plan {
     /// Notes for the answer, after its status line.
@@ -199,6 +227,10 @@ impl Shell {
                 return Err(self.refusal_message(&why));
             }
         }
+        for (pin, paths) in &plan.git_written_paths {
+            git_repo::refuse_paths_in_repository(guard, pin, &self.cwd, paths)
+                .map_err(|why| self.refusal_message(&why))?;
+        }
         self.check_git_configs(plan, deadline, cancel).await?;
         let call = Call {
             steps: &plan.steps,
@@ -273,6 +305,7 @@ impl Shell {
                 git_pins: Vec::new(),
                 left_out: 0,
                 writes_nothing: false,
+                git_written_paths: Vec::new(),
             });
         }
         let line = parse::parse(command)?;
@@ -291,6 +324,9 @@ impl Shell {
         let mut other_programs = false;
         let mut git_stages = 0;
         let mut writes_git_config = false;
+        let mut git_written_paths = Vec::new();
+        // A git stage before which the work tree may have changed.
+        let mut tree_changed_by: Option<String> = None;
         for item in &line.items {
             let mut stages = Vec::new();
             for cmd in &item.pipeline.commands {
@@ -314,6 +350,19 @@ impl Shell {
                 git_stages += usize::from(checked.git_dir.is_some());
                 writes_git_config |= checked.git_subcommand.as_deref() == Some("config");
                 if let Some(dir) = checked.git_dir {
+                    let subcommand = checked.git_subcommand.as_deref().unwrap_or("");
+                    if let Some(earlier) = &tree_changed_by {
+                        return Err(Refusal::new(
+                            format!("git {subcommand}"),
+                            format!(
+                                "it follows `git {earlier}`, which changes the work tree after \
+                                 this line was checked; run it in a call of its own"
+                            ),
+                        ));
+                    }
+                    if CHANGES_WORK_TREE.contains(&subcommand) {
+                        tree_changed_by = Some(subcommand.to_string());
+                    }
                     let pin = git_repo::locate(guard, &self.cwd.join(dir))?;
                     git_repo::refuse_paths_in_repository(
                         guard,
@@ -321,6 +370,9 @@ impl Shell {
                         &self.cwd,
                         &checked.git_written_paths,
                     )?;
+                    if !checked.git_written_paths.is_empty() {
+                        git_written_paths.push((pin.clone(), checked.git_written_paths));
+                    }
                     stage.env = pin.env();
                     if !git_pins.contains(&pin) {
                         git_pins.push(pin);
@@ -342,6 +394,7 @@ impl Shell {
             git_pins,
             left_out: expander.left_out,
             writes_nothing,
+            git_written_paths,
         })
     }
 

@@ -220,6 +220,7 @@ mod tests {
             git_pins: Vec::new(),
             left_out: 2,
             writes_nothing: true,
+            git_written_paths: Vec::new(),
         };
         assert_eq!(
             format_outcome(

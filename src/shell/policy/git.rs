@@ -294,6 +294,9 @@ pub fn check(
         };
         check_subcommand(&mut command, sub, rest, &noting, true)?;
         command.written_paths = noting.seen.into_inner();
+        if sub == "config" {
+            refuse_hazardous_setting(rest)?;
+        }
         return Ok(command);
     }
     if SUBCOMMANDS.iter().any(|p| p.name == sub) {
@@ -376,6 +379,51 @@ pub fn without_globals(argv: &[String]) -> Vec<&str> {
     out
 }
 
+/// `git config KEY VALUE` (with `--add` or `--replace-all` too) may not set
+/// a key the configuration check refuses: the next line that runs git here
+/// would be refused, and the user's own git, outside any sandbox, would run
+/// what it names (`core.fsmonitor`, `core.hooksPath`).
+fn refuse_hazardous_setting(rest: &[String]) -> Result<(), Refusal> {
+    const NOT_SETTING: &[&str] = &[
+        "--get",
+        "--get-all",
+        "--get-regexp",
+        "-l",
+        "--list",
+        "--unset",
+        "--unset-all",
+    ];
+    let options = rest.iter().take_while(|w| *w != "--");
+    if options
+        .into_iter()
+        .any(|w| NOT_SETTING.contains(&w.as_str()))
+    {
+        return Ok(());
+    }
+    let mut operands = Vec::new();
+    let mut words = rest.iter();
+    while let Some(word) = words.next() {
+        match word.as_str() {
+            // The options of `git config` that take their value apart.
+            "--type" | "--default" => {
+                words.next();
+            }
+            "--" => operands.extend(words.by_ref()),
+            w if w.starts_with('-') => {}
+            _ => operands.push(word),
+        }
+    }
+    if let [key, value, ..] = operands.as_slice()
+        && let Some(why) = config_key_hazard(key, value)
+    {
+        return refuse(
+            format!("git config {key}"),
+            format!("the key {why}; rootbound refuses to run git where it is set"),
+        );
+    }
+    Ok(())
+}
+
 /// Why a key of git's effective configuration makes running git unsafe, if
 /// it does. Keys are matched by their section and final name; git compares
 /// both without regard to case.
@@ -416,6 +464,8 @@ pub fn config_key_hazard(key: &str, value: &str) -> Option<&'static str> {
         "commit.template",
         "gpg.ssh.allowedsignersfile",
         "gpg.ssh.revocationfile",
+        // `git init` and `git clone` copy the template's hooks into `.git`.
+        "init.templatedir",
     ];
     if READS_FILES.contains(&key.as_str()) {
         return Some("names a file git reads, which may lie outside the workspace");
@@ -431,6 +481,9 @@ pub fn config_key_hazard(key: &str, value: &str) -> Option<&'static str> {
             "vcs" => return Some("names a remote helper program"),
             _ => {}
         }
+    }
+    if section == "submodule" && name == "update" && value.starts_with('!') {
+        return Some("names a program (`!command`)");
     }
     if name == "path" && matches!(section, "man" | "browser" | "difftool" | "mergetool") {
         return Some("names a program");

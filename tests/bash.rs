@@ -729,7 +729,10 @@ async fn class3_a_line_cannot_change_the_tree_under_its_own_later_stages() {
         "git checkout evil | git mv -f cfg.txt lnk/config",
     ] {
         let text = refused(&server, command).await;
-        assert!(text.contains("changes the work tree"), "{command}: {text}");
+        assert!(
+            text.contains("may change the work tree"),
+            "{command}: {text}"
+        );
     }
     // Call by call, the second call sees the link and refuses.
     assert_eq!(ran(&server, "git checkout evil").await.exit_code(), Some(0));
@@ -758,19 +761,24 @@ async fn class3_git_config_cannot_set_what_the_check_refuses() {
         "git config --add alias.st status",
         "git config --type bool -- init.templateDir /tmp",
         "git config submodule.x.update '!touch ran'",
+        // git 2.46's verbs (sixth attack).
+        "git config set core.fsmonitor 'touch ran'",
+        "git config set --type bool core.fsmonitor yes",
+        "git config rename-section user core",
+        "git config core.worktree /tmp",
     ] {
         refused(&server, command).await;
     }
+    // A harmless key set first cannot become a hazard by renaming its section.
+    let a = ran(&server, "git config zz.fsmonitor 'touch ran'").await;
+    assert_eq!(a.exit_code(), Some(0), "{a:?}");
+    refused(&server, "git config rename-section zz core").await;
     let config = std::fs::read_to_string(root.join(".git/config")).unwrap();
-    for key in [
-        "fsmonitor",
-        "hooksPath",
-        "alias",
-        "templateDir",
-        "submodule",
-    ] {
+    for key in ["hooksPath", "alias", "templateDir", "submodule", "worktree"] {
         assert!(!config.contains(key), "{key}: {config}");
     }
+    assert!(!config.contains("[core]\n\tfsmonitor"), "{config}");
+    assert!(config.contains("[zz]"), "{config}");
     // Ordinary keys are set, and a hazardous key can still be read.
     assert_eq!(
         ran(&server, "git config user.name Someone")
@@ -783,6 +791,30 @@ async fn class3_git_config_cannot_set_what_the_check_refuses() {
     // (What it reads is the server's own `-c core.fsmonitor=false`.)
     let a = ran(&server, "git config --get core.fsmonitor").await;
     assert_eq!(a.stdout, "false", "{a:?}");
+}
+
+/// Class 3: a git subcommand without a table is not run even when allowed
+/// (`git bisect run` runs any program, `git am` changes the work tree).
+#[tokio::test]
+async fn class3_allowed_subcommands_without_a_table_do_not_run() {
+    let l = Layout::new();
+    l.git_repo();
+    let root = l.root();
+    let marker = root.join("bisect-ran");
+    std::fs::write(root.join("x.sh"), format!("touch {}\n", marker.display())).unwrap();
+    let server = l
+        .server(&["--bash-allow", "git bisect", "--bash-allow", "git am"])
+        .await;
+    for command in [
+        "git bisect start HEAD HEAD",
+        "git bisect run sh x.sh",
+        "git am p.mbox",
+    ] {
+        let text = refused(&server, command).await;
+        assert!(text.contains("no option table"), "{command}: {text}");
+    }
+    assert!(!marker.exists());
+    assert!(!root.join(".git/BISECT_LOG").exists());
 }
 
 /// Class 3, two servers on one tree: one sets a filter in git's

@@ -2,12 +2,14 @@
 //! machine, so that what one server checked of a git repository is what git
 //! reads, even when another server writes in the same tree.
 //!
-//! A server holds a shared lock on each of its roots while it writes there
-//! (a writable bash line, `write_file`, `replace`). A line that runs git
-//! holds an exclusive lock on the repository's directory and on every
-//! directory above it, from its configuration check to its end: any server
-//! that could write in the repository has a root among those directories,
-//! so the two never overlap. Locks are taken without blocking, all or none,
+//! A server holds a shared lock on each of its roots, and on every work tree
+//! above them (a directory that holds `.git`), while it writes there (a
+//! writable bash line, `write_file`, `replace`). A line that runs git holds
+//! an exclusive lock on its work tree, its repository's directories and
+//! every directory above them, from its configuration check to its end. So
+//! a line that runs git and a write in another server never overlap: not
+//! when the writer's root holds the repository, not when it lies inside the
+//! work tree (a link made there during the line could lead into `.git`). Locks are taken without blocking, all or none,
 //! in path order, and retried, so two servers can never wait on each other.
 //!
 //! `flock(2)` locks belong to the open file description: they conflict
@@ -40,6 +42,22 @@ pub fn with_ancestors<'a>(dirs: impl IntoIterator<Item = &'a PathBuf>) -> Vec<Pa
     dirs.into_iter()
         .flat_map(|dir| dir.ancestors().map(PathBuf::from).collect::<Vec<_>>())
         .collect()
+}
+
+/// What a writer locks: each root, and each directory above it that is a
+/// git work tree (holds a `.git` entry) when the server starts.
+pub fn with_enclosing_work_trees(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    for root in roots {
+        dirs.push(root.clone());
+        dirs.extend(
+            root.ancestors()
+                .skip(1)
+                .filter(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())
+                .map(PathBuf::from),
+        );
+    }
+    dirs
 }
 
 /// Takes a lock on every directory in `dirs`, waiting (politely, without
@@ -92,6 +110,28 @@ mod tests {
     use super::*;
 
     #[tokio::test]
+    async fn a_writer_whose_root_lies_inside_a_work_tree_excludes_its_git_lines() {
+        let tmp = tempfile::tempdir().unwrap();
+        let tree = tmp.path().join("repo");
+        let inner_root = tree.join("sub");
+        std::fs::create_dir_all(tree.join(".git")).unwrap();
+        std::fs::create_dir_all(&inner_root).unwrap();
+        let writer_dirs = with_enclosing_work_trees(std::slice::from_ref(&inner_root));
+        assert_eq!(writer_dirs, [inner_root.clone(), tree.clone()]);
+        let writer = lock(&writer_dirs, Sharing::Shared).await;
+        let git_dirs = with_ancestors([&tree.join(".git"), &tree]);
+        assert!(try_lock(&git_dirs, Sharing::Exclusive).is_none());
+        drop(writer);
+        // Other tests lock directories above this one (`/tmp`) now and then.
+        let git =
+            tokio::time::timeout(Duration::from_secs(10), lock(&git_dirs, Sharing::Exclusive))
+                .await
+                .expect("free once the writer is done");
+        assert!(try_lock(&writer_dirs, Sharing::Shared).is_none());
+        drop(git);
+    }
+
+    #[tokio::test]
     async fn writers_share_and_a_git_line_excludes_them_above_its_repository() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("root");
@@ -109,7 +149,10 @@ mod tests {
         let _elsewhere = lock(std::slice::from_ref(&other), Sharing::Shared).await;
         drop(writer);
         drop(_second);
-        let git = try_lock(&git_dirs, Sharing::Exclusive).expect("free once writers are done");
+        let git =
+            tokio::time::timeout(Duration::from_secs(10), lock(&git_dirs, Sharing::Exclusive))
+                .await
+                .expect("free once writers are done");
         assert!(try_lock(std::slice::from_ref(&root), Sharing::Shared).is_none());
         drop(git);
         assert!(try_lock(std::slice::from_ref(&root), Sharing::Shared).is_some());

@@ -18,7 +18,13 @@ use super::dir_locks::{self, DirLocks, Sharing};
 #[derive(Debug)]
 pub struct WriteGate {
     turns: Arc<RwLock<()>>,
-    /// Locked by writers against other servers (Unix only).
+    /// Locked by writers against other servers (Unix only): the roots, and
+    /// every directory above them that is a git work tree (holds `.git`).
+    /// A git line locks its work tree, its repository and every directory
+    /// above them, so a writer in another server meets it whether the
+    /// writer's root holds the repository or lies inside its work tree
+    /// (`--root repo/sub`, where a link made during the line could lead
+    /// into `.git`). Writers and git lines in unrelated trees do not meet.
     #[cfg_attr(not(unix), allow(dead_code))]
     roots: Vec<PathBuf>,
 }
@@ -41,6 +47,8 @@ pub struct GitAlone {
 
 impl WriteGate {
     pub fn new(roots: Vec<PathBuf>) -> WriteGate {
+        #[cfg(unix)]
+        let roots = dir_locks::with_enclosing_work_trees(&roots);
         WriteGate {
             turns: Arc::new(RwLock::new(())),
             roots,
@@ -59,7 +67,7 @@ impl WriteGate {
     }
 
     /// Waits until nothing writes where it could change `repositories`
-    /// (git directories), here or in another server.
+    /// (work trees and git directories), here or in another server.
     pub async fn git_alone(&self, repositories: &[PathBuf]) -> GitAlone {
         let turn = self.turns.clone().write_owned().await;
         #[cfg(not(unix))]

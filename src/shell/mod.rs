@@ -83,29 +83,14 @@ pub struct Plan {
     pub git_written_paths: Vec<(Pin, Vec<PathBuf>)>,
 }
 
-/// git subcommands that change the work tree's files and directories. The
-/// paths of a line's later git stages were checked against the tree before
-/// it: `git mv -f x lnk/config` after a `git apply` that made `lnk` a link
-/// to `.git` would write there. So such a stage is the last git stage of
-/// its line.
-const CHANGES_WORK_TREE: &[&str] = &[
-    "apply",
-    "checkout",
-    "cherry-pick",
-    "clean",
-    "clone",
-    "init",
-    "merge",
-    "mv",
-    "pull",
-    "rebase",
-    "reset",
-    "restore",
-    "revert",
-    "rm",
-    "stash",
-    "switch",
-];
+/// Writing git subcommands that leave the work tree's files and directories
+/// as they are (they write the index, objects and refs). The paths of a
+/// line's later git stages were checked against the tree as it was before
+/// the line ran: a `git checkout` that brings a link to `.git` would let a
+/// later `git mv -f x lnk/config` write there. So a git stage may follow
+/// only stages of these subcommands or read-only ones; any other writing
+/// subcommand is the last git stage of its line.
+const KEEPS_WORK_TREE: &[&str] = &["add", "commit", "fetch", "push", "branch", "tag"];
 
 impl Plan {
     /// Notes for the answer, after its status line.
@@ -202,7 +187,13 @@ impl Shell {
                 let repositories: Vec<PathBuf> = plan
                     .git_pins
                     .iter()
-                    .flat_map(|pin| pin.git_dir.iter().chain(&pin.common_dir).cloned())
+                    .flat_map(|pin| {
+                        pin.git_dir
+                            .iter()
+                            .chain(&pin.common_dir)
+                            .chain(&pin.work_tree)
+                            .cloned()
+                    })
                     .collect();
                 Some(Gate::Alone(self.writes.git_alone(&repositories).await))
             } else if writable {
@@ -355,12 +346,12 @@ impl Shell {
                         return Err(Refusal::new(
                             format!("git {subcommand}"),
                             format!(
-                                "it follows `git {earlier}`, which changes the work tree after \
+                                "it follows `git {earlier}`, which may change the work tree after \
                                  this line was checked; run it in a call of its own"
                             ),
                         ));
                     }
-                    if CHANGES_WORK_TREE.contains(&subcommand) {
+                    if checked.git_writes && !KEEPS_WORK_TREE.contains(&subcommand) {
                         tree_changed_by = Some(subcommand.to_string());
                     }
                     let pin = git_repo::locate(guard, &self.cwd.join(dir))?;

@@ -169,6 +169,8 @@ pub struct GitCommand {
     /// arguments name, relative to the working directory, so that the
     /// caller can refuse those inside the repository's own directory.
     pub written_paths: Vec<PathBuf>,
+    /// The subcommand was read by a writing table (the user allowed it).
+    pub writes: bool,
 }
 
 /// Passes each path on to the real check, and notes it.
@@ -215,8 +217,7 @@ impl GitCommand {
 
 /// Reads and checks `git ARGS`. `user_subcommands`: subcommands that
 /// `--bash-allow` entries such as `git commit` admitted; they are read by
-/// their writing tables (`git_write`), and one without a table takes no
-/// options.
+/// their writing tables (`git_write`), and one without a table is refused.
 pub fn check(
     args: &[String],
     paths: &dyn PathCheck,
@@ -229,6 +230,7 @@ pub fn check(
         args: Vec::new(),
         dashdash: None,
         written_paths: Vec::new(),
+        writes: false,
     };
     let mut i = 0;
     while let Some(word) = args.get(i) {
@@ -294,6 +296,7 @@ pub fn check(
         };
         check_subcommand(&mut command, sub, rest, &noting, true)?;
         command.written_paths = noting.seen.into_inner();
+        command.writes = super::git_write::SUBCOMMANDS.iter().any(|p| p.name == sub);
         if sub == "config" {
             refuse_hazardous_setting(rest)?;
         }
@@ -317,7 +320,7 @@ pub fn check(
 
 /// Checks a subcommand's arguments against its table: the writing one when
 /// the user allowed it (`git branch NAME` creates), else the read-only one;
-/// a subcommand the user allowed without a table takes operands only.
+/// a subcommand without a table is refused.
 fn check_subcommand(
     command: &mut GitCommand,
     sub: &str,
@@ -340,24 +343,20 @@ fn check_subcommand(
         command.dashdash = parsed.dashdash_at;
         return Ok(());
     }
-    // No table: operands only, each a path inside the roots.
-    command.dashdash = rest.iter().position(|a| a == "--");
-    let options_end = command.dashdash.unwrap_or(rest.len());
-    if let Some(option) = rest[..options_end].iter().find(|a| a.starts_with('-')) {
-        return refuse(
-            option,
-            format!(
-                "rootbound has no option table for `git {sub}`, so it takes no options; \
-                 subcommands with tables: {}",
-                super::git_write::SUBCOMMANDS
-                    .iter()
-                    .map(|p| p.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        );
-    }
-    super::check_paths_generic(rest, paths, &command.dir)
+    // No table: what it may do is not known (`git bisect run` runs
+    // programs, `git am` changes the work tree), so it does not run.
+    refuse(
+        format!("git {sub}"),
+        format!(
+            "rootbound has no option table for `git {sub}`, so it does not run it, even when \
+             allowed; subcommands with tables: {}",
+            super::git_write::SUBCOMMANDS
+                .iter()
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    )
 }
 
 /// The words of a git command line with its global options (and their
@@ -413,13 +412,34 @@ fn refuse_hazardous_setting(rest: &[String]) -> Result<(), Refusal> {
             _ => operands.push(word),
         }
     }
-    if let [key, value, ..] = operands.as_slice()
-        && let Some(why) = config_key_hazard(key, value)
-    {
-        return refuse(
-            format!("git config {key}"),
-            format!("the key {why}; rootbound refuses to run git where it is set"),
-        );
+    // git 2.46 and later also take a verb first (`git config set KEY
+    // VALUE`); the verbs that set are read as such, renaming or removing a
+    // whole section is refused (what it makes depends on the keys already
+    // there), and the ones that only read or unset pass.
+    let setting = match operands.first().map(|w| w.as_str()) {
+        Some("set") => &operands[1..],
+        Some("get" | "list" | "unset") => return Ok(()),
+        Some(verb @ ("rename-section" | "remove-section" | "edit")) => {
+            return refuse(
+                format!("git config {verb}"),
+                "it changes whole sections (or opens an editor); set keys one by one",
+            );
+        }
+        _ => &operands[..],
+    };
+    if let [key, value, ..] = setting {
+        if key.eq_ignore_ascii_case("core.worktree") {
+            return refuse(
+                format!("git config {key}"),
+                "it moves the work tree your own git uses",
+            );
+        }
+        if let Some(why) = config_key_hazard(key, value) {
+            return refuse(
+                format!("git config {key}"),
+                format!("the key {why}; rootbound refuses to run git where it is set"),
+            );
+        }
     }
     Ok(())
 }

@@ -137,6 +137,8 @@ pub struct Checked {
     /// For a git subcommand that writes: the paths it names (relative to
     /// the working directory).
     pub git_written_paths: Vec<std::path::PathBuf>,
+    /// For git: the subcommand was read by a writing table.
+    pub git_writes: bool,
 }
 
 /// The allow and deny lists of one configuration.
@@ -266,6 +268,7 @@ impl Policy {
                     git_dir: Some(git.dir),
                     git_subcommand: git.sub,
                     git_written_paths: git.written_paths,
+                    git_writes: git.writes,
                 });
             }
             "find" => find::check(args, paths, here)?,
@@ -284,6 +287,7 @@ impl Policy {
             git_dir: None,
             git_subcommand: None,
             git_written_paths: Vec::new(),
+            git_writes: false,
         })
     }
 }

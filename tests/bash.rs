@@ -766,6 +766,13 @@ async fn class3_git_config_cannot_set_what_the_check_refuses() {
         "git config set --type bool core.fsmonitor yes",
         "git config rename-section user core",
         "git config core.worktree /tmp",
+        // Seventh attack: remotes that are paths, and programs of sections
+        // the check did not know.
+        "git config remote.origin.pushurl ./mirror.git",
+        "git config remote.pushDefault ./mirror.git",
+        "git config branch.main.pushRemote ./mirror.git",
+        "git config imap.tunnel 'touch ran'",
+        "git config lfs.customtransfer.x.path ./x.sh",
     ] {
         refused(&server, command).await;
     }
@@ -774,7 +781,16 @@ async fn class3_git_config_cannot_set_what_the_check_refuses() {
     assert_eq!(a.exit_code(), Some(0), "{a:?}");
     refused(&server, "git config rename-section zz core").await;
     let config = std::fs::read_to_string(root.join(".git/config")).unwrap();
-    for key in ["hooksPath", "alias", "templateDir", "submodule", "worktree"] {
+    for key in [
+        "hooksPath",
+        "alias",
+        "templateDir",
+        "submodule",
+        "worktree",
+        "remote",
+        "imap",
+        "lfs",
+    ] {
         assert!(!config.contains(key), "{key}: {config}");
     }
     assert!(!config.contains("[core]\n\tfsmonitor"), "{config}");

@@ -45,7 +45,8 @@ pub fn with_ancestors<'a>(dirs: impl IntoIterator<Item = &'a PathBuf>) -> Vec<Pa
 }
 
 /// What a writer locks: each root, and each directory above it that is a
-/// git work tree (holds a `.git` entry) when the server starts.
+/// git work tree (holds a `.git` entry) now; asked at every write, since a
+/// repository may be made above a root while the server runs.
 pub fn with_enclosing_work_trees(roots: &[PathBuf]) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     for root in roots {

@@ -434,6 +434,18 @@ fn refuse_hazardous_setting(rest: &[String]) -> Result<(), Refusal> {
                 "it moves the work tree your own git uses",
             );
         }
+        // Where git fetches and pushes: a path here is a repository whose
+        // own configuration your git's `push` would run
+        // (`core.alternateRefsCommand` in the receiving repository).
+        let lower = key.to_ascii_lowercase();
+        let section = lower.split('.').next().unwrap_or("");
+        let name = lower.rsplit('.').next().unwrap_or("");
+        if section == "remote" || (section == "branch" && name.ends_with("remote")) {
+            return refuse(
+                format!("git config {key}"),
+                "it changes where git fetches and pushes; set remotes up yourself",
+            );
+        }
         if let Some(why) = config_key_hazard(key, value) {
             return refuse(
                 format!("git config {key}"),
@@ -456,6 +468,9 @@ pub fn config_key_hazard(key: &str, value: &str) -> Option<&'static str> {
         "pager" => return Some("names a pager program"),
         "trace2" => return Some("writes trace files"),
         "sendemail" => return Some("names mail programs"),
+        "imap" | "instaweb" | "lfs" => {
+            return Some("names programs (`imap.tunnel`, `instaweb.httpd`, git-lfs's)");
+        }
         "alias" => {
             return Some(
                 "defines an alias, which can run a shell command or add options no table checked",
@@ -486,6 +501,8 @@ pub fn config_key_hazard(key: &str, value: &str) -> Option<&'static str> {
         "gpg.ssh.revocationfile",
         // `git init` and `git clone` copy the template's hooks into `.git`.
         "init.templatedir",
+        // Read, and with `http.saveCookies` written.
+        "http.cookiefile",
     ];
     if READS_FILES.contains(&key.as_str()) {
         return Some("names a file git reads, which may lie outside the workspace");

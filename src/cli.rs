@@ -215,7 +215,17 @@ impl Cli {
     }
 }
 
-/// `rootbound tools`: the tool list as pretty JSON.
+/// `rootbound __rootbound-sandbox-supervisor probe`: the layers this kernel
+/// has, as JSON on stdout, for the server that started it
+/// (`probe::probe` reads them).
+#[cfg(target_os = "linux")]
+pub fn print_probe() -> i32 {
+    let layers = crate::shell::sandbox::probe::probe_here();
+    let json = serde_json::to_string(&layers).unwrap_or_else(|_| "{}".into());
+    let _ = std::io::stdout().write_all(format!("{json}\n").as_bytes());
+    0
+}
+
 /// `rootbound sandbox`: the property table for this kernel.
 #[cfg(target_os = "linux")]
 pub fn print_sandbox(config: &Config) -> i32 {
@@ -251,6 +261,7 @@ pub fn print_sandbox(config: &Config) -> i32 {
     0
 }
 
+/// `rootbound tools`: the tool list as pretty JSON.
 pub fn print_tools(registry: &Registry) -> i32 {
     let tools = registry.list();
     match serde_json::to_string_pretty(&tools) {

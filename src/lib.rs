@@ -14,6 +14,8 @@ pub(crate) mod shell;
 pub(crate) mod text;
 pub(crate) mod tools;
 
+#[cfg(target_os = "linux")]
+pub use cli::print_probe;
 pub use cli::{Cli, Command, LogLevel, print_sandbox, print_tools, run_call};
 pub use fs::guard::Guard;
 pub use mcp::server::RootboundServer;

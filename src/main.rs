@@ -18,6 +18,10 @@ fn main() -> ExitCode {
     // parse options, log or start a runtime.
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some(SUPERVISOR_ARG) {
+        #[cfg(target_os = "linux")]
+        if args.get(1).map(String::as_str) == Some("probe") {
+            return ExitCode::from(u8::try_from(rootbound::print_probe()).unwrap_or(1));
+        }
         let code = run_supervisor(&args[1..]);
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }

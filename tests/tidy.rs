@@ -1,7 +1,9 @@
 //! Tidy checks on the source itself, in the style of rust-analyzer's
 //! `tidy.rs`: rules the compiler cannot keep, checked by reading `src/`.
 //!
-//! The rule here: only the guard layer (`src/fs/`) touches the file system.
+//! Two rules. Only the command-line front end prints to stdout, which is
+//! otherwise the protocol. And only the guard layer (`src/fs/`) touches the
+//! file system.
 //! Everything else gets files from the guard (`Guard::open_read`,
 //! `open_walked`, `read_dir`, `read_own_file`), which refuses symlinks that
 //! leave the roots, FIFOs and devices. A direct `std::fs` call anywhere else
@@ -67,6 +69,55 @@ fn only_the_guard_layer_touches_the_file_system() {
         "file-system access outside the guard layer (src/fs/); go through the guard:\n{}",
         violations.join("\n")
     );
+}
+
+/// Where `print!` and `println!` may stand: the command-line front end
+/// (`rootbound tools`, `sandbox`, `call`, the sandbox probe). Everywhere
+/// else stdout is the MCP protocol, and logs go to stderr through `tracing`.
+const FRONT_END: &[&str] = &["src/main.rs", "src/cli.rs"];
+
+#[test]
+fn only_the_command_line_front_end_prints_to_stdout() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut violations = Vec::new();
+    for file in rust_files(&root.join("src")) {
+        let rel = file
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if FRONT_END.contains(&rel.as_str()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (number, line) in non_test_code(&rel, &text) {
+            if prints_to_stdout(line) {
+                violations.push(format!("{rel}:{number}: {}", line.trim()));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "print!/println! outside the command-line front end (stdout is the protocol; \
+         log with tracing):\n{}",
+        violations.join("\n")
+    );
+}
+
+/// A `print!` or `println!` call, not `eprint!`/`eprintln!`.
+fn prints_to_stdout(line: &str) -> bool {
+    ["print!(", "println!("].iter().any(|macro_call| {
+        line.match_indices(macro_call)
+            .any(|(at, _)| !line[..at].ends_with('e'))
+    })
+}
+
+#[test]
+fn the_print_check_tells_print_from_eprint() {
+    assert!(prints_to_stdout("    println!(\"{x}\");"));
+    assert!(prints_to_stdout("print!(\"x\")"));
+    assert!(!prints_to_stdout("    eprintln!(\"{x}\");"));
+    assert!(!prints_to_stdout("eprint!(\"x\")"));
 }
 
 /// The checker itself: it must see a forbidden call in ordinary code, and

@@ -23,7 +23,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::limits::Limits;
-use super::{Confinement, landlock, limits, namespaces, probe, seccomp};
+use super::{Confinement, landlock, limits, namespaces, seccomp};
 use crate::shell::parse::{Connector, Redirect};
 use crate::shell::run::{Stage, Step};
 
@@ -53,18 +53,11 @@ pub enum Report {
 }
 
 /// The supervisor's `main`. `args`: what follows [`super::SUPERVISOR_ARG`]:
-/// `fork-server` (the server's long-lived one), `run` (one call, plan on
-/// standard input, report on descriptor 3), or `probe`.
+/// `fork-server` (the server's long-lived one) or `run` (one call, plan on
+/// standard input, report on descriptor 3). `probe` is the command-line
+/// front end's ([`crate::cli::print_probe`]), since it prints.
 pub fn main(args: &[String]) -> i32 {
     match args.first().map(String::as_str) {
-        Some("probe") => {
-            let layers = probe::probe_here();
-            println!(
-                "{}",
-                serde_json::to_string(&layers).unwrap_or_else(|_| "{}".into())
-            );
-            0
-        }
         Some("fork-server") => {
             super::close_on_exec_from(3);
             super::fork_server::main()
@@ -73,7 +66,6 @@ pub fn main(args: &[String]) -> i32 {
             super::close_on_exec_from(4);
             run_once()
         }
-
         _ => 2,
     }
 }

@@ -297,9 +297,6 @@ pub fn check(
         check_subcommand(&mut command, sub, rest, &noting, true)?;
         command.written_paths = noting.seen.into_inner();
         command.writes = super::git_write::SUBCOMMANDS.iter().any(|p| p.name == sub);
-        if sub == "config" {
-            refuse_hazardous_setting(rest)?;
-        }
         return Ok(command);
     }
     if SUBCOMMANDS.iter().any(|p| p.name == sub) {
@@ -376,84 +373,6 @@ pub fn without_globals(argv: &[String]) -> Vec<&str> {
     }
     out.extend(argv.iter().skip(i).map(String::as_str));
     out
-}
-
-/// `git config KEY VALUE` (with `--add` or `--replace-all` too) may not set
-/// a key the configuration check refuses: the next line that runs git here
-/// would be refused, and the user's own git, outside any sandbox, would run
-/// what it names (`core.fsmonitor`, `core.hooksPath`).
-fn refuse_hazardous_setting(rest: &[String]) -> Result<(), Refusal> {
-    const NOT_SETTING: &[&str] = &[
-        "--get",
-        "--get-all",
-        "--get-regexp",
-        "-l",
-        "--list",
-        "--unset",
-        "--unset-all",
-    ];
-    let options = rest.iter().take_while(|w| *w != "--");
-    if options
-        .into_iter()
-        .any(|w| NOT_SETTING.contains(&w.as_str()))
-    {
-        return Ok(());
-    }
-    let mut operands = Vec::new();
-    let mut words = rest.iter();
-    while let Some(word) = words.next() {
-        match word.as_str() {
-            // The options of `git config` that take their value apart.
-            "--type" | "--default" => {
-                words.next();
-            }
-            "--" => operands.extend(words.by_ref()),
-            w if w.starts_with('-') => {}
-            _ => operands.push(word),
-        }
-    }
-    // git 2.46 and later also take a verb first (`git config set KEY
-    // VALUE`); the verbs that set are read as such, renaming or removing a
-    // whole section is refused (what it makes depends on the keys already
-    // there), and the ones that only read or unset pass.
-    let setting = match operands.first().map(|w| w.as_str()) {
-        Some("set") => &operands[1..],
-        Some("get" | "list" | "unset") => return Ok(()),
-        Some(verb @ ("rename-section" | "remove-section" | "edit")) => {
-            return refuse(
-                format!("git config {verb}"),
-                "it changes whole sections (or opens an editor); set keys one by one",
-            );
-        }
-        _ => &operands[..],
-    };
-    if let [key, value, ..] = setting {
-        if key.eq_ignore_ascii_case("core.worktree") {
-            return refuse(
-                format!("git config {key}"),
-                "it moves the work tree your own git uses",
-            );
-        }
-        // Where git fetches and pushes: a path here is a repository whose
-        // own configuration your git's `push` would run
-        // (`core.alternateRefsCommand` in the receiving repository).
-        let lower = key.to_ascii_lowercase();
-        let section = lower.split('.').next().unwrap_or("");
-        let name = lower.rsplit('.').next().unwrap_or("");
-        if section == "remote" || (section == "branch" && name.ends_with("remote")) {
-            return refuse(
-                format!("git config {key}"),
-                "it changes where git fetches and pushes; set remotes up yourself",
-            );
-        }
-        if let Some(why) = config_key_hazard(key, value) {
-            return refuse(
-                format!("git config {key}"),
-                format!("the key {why}; rootbound refuses to run git where it is set"),
-            );
-        }
-    }
-    Ok(())
 }
 
 /// Why a key of git's effective configuration makes running git unsafe, if

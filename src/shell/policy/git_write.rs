@@ -8,7 +8,8 @@
 //! (`add -p`) are not in the tables, so they are refused. A subcommand the
 //! user allows that has no table here takes no options at all.
 
-use super::options::{FLAG, OPT_TEXT, Operands, PATH, Program, TEXT};
+use super::options::{FLAG, OPT_TEXT, Operands, PATH, Parsed, Program, TEXT};
+use crate::shell::refusal::{Refusal, refuse};
 
 /// The writing subcommands rootbound has tables for.
 pub const SUBCOMMANDS: &[&Program] = &[
@@ -40,6 +41,7 @@ pub const SUBCOMMANDS: &[&Program] = &[
 const INTERACTIVE: &str = "asks at a terminal, which commands do not have";
 const SIGNS: &str = "signs with a program named by configuration";
 const EDITOR: &str = "opens an editor program";
+const STRATEGY: &str = "chooses a merge strategy, which is a program; the default is used";
 const RUNS_PROGRAM: &str = "runs a program given on the command line";
 const SUBMODULE_WORK: &str = "works in submodules, whose configuration is never checked";
 const NAMES_FILE: &str = "reads a list of names from a file";
@@ -359,14 +361,17 @@ const MERGE_LIKE_REFUSED: &[(&str, &str)] = &[
     ("--gpg-sign", SIGNS),
     ("-e", EDITOR),
     ("--edit", EDITOR),
-    (
-        "-s",
-        "chooses a merge strategy, which is a program; the default is used",
-    ),
-    (
-        "--strategy",
-        "chooses a merge strategy, which is a program; the default is used",
-    ),
+    ("-s", STRATEGY),
+    ("--strategy", STRATEGY),
+];
+
+/// The same for cherry-pick and revert, where `-s` is `--signoff`.
+const PICK_REFUSED: &[(&str, &str)] = &[
+    ("-S", SIGNS),
+    ("--gpg-sign", SIGNS),
+    ("-e", EDITOR),
+    ("--edit", EDITOR),
+    ("--strategy", STRATEGY),
 ];
 
 pub const MERGE: Program = Program {
@@ -435,16 +440,7 @@ pub const CHERRY_PICK: Program = Program {
         ("--no-gpg-sign", FLAG),
     ],
     shared: &[],
-    refused: &[
-        ("-S", SIGNS),
-        ("--gpg-sign", SIGNS),
-        ("-e", EDITOR),
-        ("--edit", EDITOR),
-        (
-            "--strategy",
-            "chooses a merge strategy, which is a program; the default is used",
-        ),
-    ],
+    refused: PICK_REFUSED,
     operands: Operands::Paths,
     numbers: false,
     rules: None,
@@ -469,16 +465,7 @@ pub const REVERT: Program = Program {
         ("--no-gpg-sign", FLAG),
     ],
     shared: &[],
-    refused: &[
-        ("-S", SIGNS),
-        ("--gpg-sign", SIGNS),
-        ("-e", EDITOR),
-        ("--edit", EDITOR),
-        (
-            "--strategy",
-            "chooses a merge strategy, which is a program; the default is used",
-        ),
-    ],
+    refused: PICK_REFUSED,
     operands: Operands::Paths,
     numbers: false,
     rules: None,
@@ -526,14 +513,8 @@ pub const REBASE: Program = Program {
         ("--edit-todo", EDITOR),
         ("-S", SIGNS),
         ("--gpg-sign", SIGNS),
-        (
-            "-s",
-            "chooses a merge strategy, which is a program; the default is used",
-        ),
-        (
-            "--strategy",
-            "chooses a merge strategy, which is a program; the default is used",
-        ),
+        ("-s", STRATEGY),
+        ("--strategy", STRATEGY),
     ],
     operands: Operands::Paths,
     numbers: false,
@@ -707,14 +688,8 @@ pub const PULL: Program = Program {
         ("--gpg-sign", SIGNS),
         ("-e", EDITOR),
         ("--edit", EDITOR),
-        (
-            "-s",
-            "chooses a merge strategy, which is a program; the default is used",
-        ),
-        (
-            "--strategy",
-            "chooses a merge strategy, which is a program; the default is used",
-        ),
+        ("-s", STRATEGY),
+        ("--strategy", STRATEGY),
     ],
     operands: Operands::Paths,
     numbers: false,
@@ -904,10 +879,72 @@ pub const TAG: Program = Program {
     rules: None,
 };
 
-/// `git config` in the repository's own file: reading and setting keys.
-/// A key set here that names a program refuses the next line that runs git
-/// (the check sees it), and a line that runs `git config` beside other git
-/// commands runs with nothing writable.
+/// `git config KEY VALUE` (with `--add` or `--replace-all` too) may not set
+/// a key the configuration check refuses: the next line that runs git here
+/// would be refused, and the user's own git, outside any sandbox, would run
+/// what it names (`core.fsmonitor`, `core.hooksPath`). Nor may it move the
+/// work tree or change remotes (a remote that is a path is a repository
+/// whose own configuration `git push` would run).
+fn config_setting_rules(parsed: &Parsed<'_>) -> Result<(), Refusal> {
+    const NOT_SETTING: &[&str] = &[
+        "--get",
+        "--get-all",
+        "--get-regexp",
+        "-l",
+        "--list",
+        "--unset",
+        "--unset-all",
+    ];
+    if NOT_SETTING.iter().any(|option| parsed.has(option)) {
+        return Ok(());
+    }
+    // git 2.46 and later also take a verb first (`git config set KEY
+    // VALUE`); the verbs that set are read as such, renaming or removing a
+    // whole section is refused (what it makes depends on the keys already
+    // there), and the ones that only read or unset pass.
+    let operands = &parsed.operands;
+    let setting = match operands.first().copied() {
+        Some("set") => &operands[1..],
+        Some("get" | "list" | "unset") => return Ok(()),
+        Some(verb @ ("rename-section" | "remove-section" | "edit")) => {
+            return refuse(
+                format!("git config {verb}"),
+                "it changes whole sections (or opens an editor); set keys one by one",
+            );
+        }
+        _ => &operands[..],
+    };
+    let [key, value, ..] = setting else {
+        return Ok(());
+    };
+    if key.eq_ignore_ascii_case("core.worktree") {
+        return refuse(
+            format!("git config {key}"),
+            "it moves the work tree your own git uses",
+        );
+    }
+    let lower = key.to_ascii_lowercase();
+    let section = lower.split('.').next().unwrap_or("");
+    let name = lower.rsplit('.').next().unwrap_or("");
+    if section == "remote" || (section == "branch" && name.ends_with("remote")) {
+        return refuse(
+            format!("git config {key}"),
+            "it changes where git fetches and pushes; set remotes up yourself",
+        );
+    }
+    match super::git::config_key_hazard(key, value) {
+        Some(why) => refuse(
+            format!("git config {key}"),
+            format!("the key {why}; rootbound refuses to run git where it is set"),
+        ),
+        None => Ok(()),
+    }
+}
+
+/// `git config` in the repository's own file: reading and setting keys,
+/// never one the configuration check refuses ([`config_setting_rules`]); a
+/// line that runs `git config` beside other git commands runs with nothing
+/// writable.
 pub const CONFIG: Program = Program {
     name: "config",
     options: &[
@@ -948,5 +985,5 @@ pub const CONFIG: Program = Program {
     ],
     operands: Operands::Texts,
     numbers: false,
-    rules: None,
+    rules: Some(config_setting_rules),
 };

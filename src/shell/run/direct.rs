@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::{Ending, Outcome, Stage, Step, collect};
+use super::{Ending, Outcome, Stage, Step, collect, failed_start_status};
 use crate::shell::parse::{Connector, Redirect};
 
 /// Where and how commands run.
@@ -206,11 +206,7 @@ async fn run_pipeline(
                 };
                 out.stderr.extend_from_slice(message.as_bytes());
                 if last {
-                    last_failed_to_start = Some(if e.kind() == std::io::ErrorKind::NotFound {
-                        127
-                    } else {
-                        126
-                    });
+                    last_failed_to_start = Some(failed_start_status(&e));
                 }
             }
         }

@@ -101,6 +101,17 @@ pub(crate) async fn collect(
     false
 }
 
+/// The status a shell gives a command that could not start: 127 when no
+/// such program exists, 126 when it exists but cannot run (as bash does).
+#[cfg(unix)]
+pub fn failed_start_status(e: &std::io::Error) -> i32 {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        127
+    } else {
+        126
+    }
+}
+
 /// The name of a signal, for result lines.
 #[cfg(unix)]
 pub fn signal_name(sig: i32) -> String {

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use super::limits::Limits;
 use super::{Confinement, landlock, limits, namespaces, seccomp};
 use crate::shell::parse::{Connector, Redirect};
-use crate::shell::run::{Stage, Step};
+use crate::shell::run::{Stage, Step, failed_start_status};
 
 /// The most of a request the supervisor reads.
 const MAX_REQUEST_BYTES: u64 = 16 << 20;
@@ -456,11 +456,7 @@ impl Confined {
                     let name = stage.argv.first().map_or("", String::as_str);
                     let _ = writeln!(std::io::stderr(), "rootbound: {name}: {}", spawn_error(&e));
                     if last {
-                        last_failed = Some(if e.kind() == std::io::ErrorKind::NotFound {
-                            127
-                        } else {
-                            126
-                        });
+                        last_failed = Some(failed_start_status(&e));
                     }
                 }
             }

@@ -63,19 +63,8 @@ struct GlobCurrent {
     respect_gemini_ignore: Option<bool>,
 }
 
+/// The same in both dialects.
 const DESCRIPTION: &str = "Finds files by name and path: matches a glob pattern against the paths of the files \
-    below a directory (relative to it) and returns their absolute paths. '*' matches within \
-    one path segment, '**' across any number of directories, '?' one character, '[abc]' one \
-    of a set and '{ts,tsx}' alternatives: \"**/*.py\", \"src/**/*.{ts,tsx}\", \"docs/*.md\". \
-    Letter case is ignored unless case_sensitive is true. A pattern that names an existing \
-    file exactly, brackets and all (\"app/[id]/page.tsx\"), finds that file.\n\n\
-    Order: files changed in the last 24 hours first, newest first, then the rest in path \
-    order. Only files are listed, at most 2000. Files that .gitignore or .geminiignore hide \
-    are left out and counted in the answer; node_modules and .git are never searched. \
-    Without a directory, every workspace root is searched. Use it to locate files before \
-    reading them; to search inside files, use the search tool.";
-
-const DESCRIPTION_CURRENT: &str = "Finds files by name and path: matches a glob pattern against the paths of the files \
     below a directory (relative to it) and returns their absolute paths. '*' matches within \
     one path segment, '**' across any number of directories, '?' one character, '[abc]' one \
     of a set and '{ts,tsx}' alternatives: \"**/*.py\", \"src/**/*.{ts,tsx}\", \"docs/*.md\". \
@@ -94,7 +83,7 @@ pub fn spec() -> ToolSpec {
         .accepts::<NestedSwitches>()
         .aliases(DIR_AND_FILTERS)
         .describe(DESCRIPTION)
-        .current_schema::<GlobCurrent>("glob", DESCRIPTION_CURRENT)
+        .current_schema::<GlobCurrent>("glob", DESCRIPTION)
         .run(|ctx, args| Box::pin(run(ctx, args)))
 }
 

@@ -44,22 +44,26 @@ struct ListDirectoryCurrent {
     file_filtering_options: Option<FileFilteringOptions>,
 }
 
-const DESCRIPTION: &str = "Lists the entries directly inside one directory of the workspace (not recursively): \
+/// The description both dialects share; the newest Gemini CLI also shows
+/// sizes.
+macro_rules! shared_description {
+    () => {
+        "Lists the entries directly inside one directory of the workspace (not recursively): \
     subdirectories first, each as '[DIR] name', then files, each group in name order. \
     Entries that .gitignore (inside a git work tree) or the workspace's .geminiignore hide \
     are left out, and a last line '(N ignored)' says how many. ignore takes glob patterns \
     matched against entry names (for example [\"*.log\", \"tmp\"]) to leave out more. Links that \
     lead outside the workspace are not shown. To find files by name anywhere below a \
-    directory, glob is faster than listing level by level.";
+    directory, glob is faster than listing level by level."
+    };
+}
 
-const DESCRIPTION_CURRENT: &str = "Lists the entries directly inside one directory of the workspace (not recursively): \
-    subdirectories first, each as '[DIR] name', then files, each group in name order. \
-    Entries that .gitignore (inside a git work tree) or the workspace's .geminiignore hide \
-    are left out, and a last line '(N ignored)' says how many. ignore takes glob patterns \
-    matched against entry names (for example [\"*.log\", \"tmp\"]) to leave out more. Links that \
-    lead outside the workspace are not shown. To find files by name anywhere below a \
-    directory, glob is faster than listing level by level. Each file is shown with its size \
-    in bytes.";
+const DESCRIPTION: &str = shared_description!();
+
+const DESCRIPTION_CURRENT: &str = concat!(
+    shared_description!(),
+    " Each file is shown with its size in bytes."
+);
 
 pub fn spec() -> ToolSpec {
     ToolSpec::reads("list_directory", "List Directory")

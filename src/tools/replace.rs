@@ -64,7 +64,11 @@ struct ReplaceCurrent {
     allow_multiple: Option<bool>,
 }
 
-const DESCRIPTION: &str = "Changes one part of a text file inside the workspace: finds old_string in the file and \
+/// The description in pieces: the dialects differ in how several
+/// occurrences are asked for, and the newest Gemini CLI has `instruction`.
+macro_rules! description_head {
+    () => {
+        "Changes one part of a text file inside the workspace: finds old_string in the file and \
     puts new_string in its place, then writes the file atomically and answers with a unified \
     diff of what changed. Read the file first (read_file) so you copy old_string from its \
     current text.\n\n\
@@ -78,9 +82,12 @@ const DESCRIPTION: &str = "Changes one part of a text file inside the workspace:
     How many places: by default old_string must occur exactly once, so the edit cannot land \
     in the wrong place. Make it unique by including context, usually 2 or 3 unchanged lines \
     before and after the lines you change, copied exactly; repeat that context unchanged in \
-    new_string. To change every occurrence of a repeated snippet on purpose, set \
-    expected_replacements to the number of occurrences you expect; the call fails, changing \
-    nothing, if the count differs.\n\n\
+    new_string. To change every occurrence of a repeated snippet on purpose, set "
+    };
+}
+macro_rules! description_tail {
+    () => {
+        "\n\n\
     When it fails nothing is written, and the message says why: old_string not found (with \
     the closest text in the file and what differs, for example indentation, so you can \
     correct old_string; no approximate match is ever applied), found more often than \
@@ -91,37 +98,24 @@ const DESCRIPTION: &str = "Changes one part of a text file inside the workspace:
     encoding, byte-order mark, final newline and permission bits. new_string must be \
     complete: a placeholder line such as '// ... rest of code ...' is refused, since it \
     would delete the code it stands for. Files inside a .git directory are never written. \
-    Paths are absolute or relative to the primary workspace root.";
+    Paths are absolute or relative to the primary workspace root."
+    };
+}
 
-const DESCRIPTION_CURRENT: &str = "Changes one part of a text file inside the workspace: finds old_string in the file and \
-    puts new_string in its place, then writes the file atomically and answers with a unified \
-    diff of what changed. Read the file first (read_file) so you copy old_string from its \
-    current text.\n\n\
-    How old_string is matched: literally, character for character, including spaces, tabs, \
-    indentation, blank lines and punctuation. It is not a regular expression and nothing in \
-    it is interpreted: `$1`, `$&` and backslashes in new_string end up in the file exactly \
-    as written. Do not escape anything and do not add line numbers or the 'L12:' prefixes of \
-    search results. The only leniency is line endings: the file's CRLF or CR line breaks \
-    match the \\n in your strings, and the inserted text takes the file's own line-ending \
-    style.\n\n\
-    How many places: by default old_string must occur exactly once, so the edit cannot land \
-    in the wrong place. Make it unique by including context, usually 2 or 3 unchanged lines \
-    before and after the lines you change, copied exactly; repeat that context unchanged in \
-    new_string. To change every occurrence of a repeated snippet on purpose, set \
-    allow_multiple to true.\n\n\
-    When it fails nothing is written, and the message says why: old_string not found (with \
-    the closest text in the file and what differs, for example indentation, so you can \
-    correct old_string; no approximate match is ever applied), found more often than \
-    expected, or identical to new_string. Large changes go best as several small replace \
-    calls, each with its own context; to rewrite most of a file, use write_file.\n\n\
-    Creating a file: with an empty old_string and a path that does not exist yet, the file \
-    is created (with missing parent directories) holding new_string. The file keeps its \
-    encoding, byte-order mark, final newline and permission bits. new_string must be \
-    complete: a placeholder line such as '// ... rest of code ...' is refused, since it \
-    would delete the code it stands for. Files inside a .git directory are never written. \
-    Paths are absolute or relative to the primary workspace root.\n\n\
-    instruction: one sentence saying what the edit is for and why; it documents the call and \
-    does not change how the edit is applied.";
+const DESCRIPTION: &str = concat!(
+    description_head!(),
+    "expected_replacements to the number of occurrences you expect; the call fails, \
+     changing nothing, if the count differs.",
+    description_tail!()
+);
+
+const DESCRIPTION_CURRENT: &str = concat!(
+    description_head!(),
+    "allow_multiple to true.",
+    description_tail!(),
+    "\n\ninstruction: one sentence saying what the edit is for and why; it documents the \
+     call and does not change how the edit is applied."
+);
 
 pub fn spec() -> ToolSpec {
     ToolSpec::writes("replace", "Replace Text In File", false)

@@ -83,15 +83,6 @@ pub struct Plan {
     pub git_written_paths: Vec<(Pin, Vec<PathBuf>)>,
 }
 
-/// Writing git subcommands that leave the work tree's files and directories
-/// as they are (they write the index, objects and refs). The paths of a
-/// line's later git stages were checked against the tree as it was before
-/// the line ran: a `git checkout` that brings a link to `.git` would let a
-/// later `git mv -f x lnk/config` write there. So a git stage may follow
-/// only stages of these subcommands or read-only ones; any other writing
-/// subcommand is the last git stage of its line.
-const KEEPS_WORK_TREE: &[&str] = &["add", "commit", "fetch", "push", "branch", "tag"];
-
 impl Plan {
     /// Notes for the answer, after its status line.
     pub fn notes(&self, mode: BashMode) -> Vec<String> {
@@ -351,7 +342,11 @@ impl Shell {
                             ),
                         ));
                     }
-                    if checked.git_writes && !KEEPS_WORK_TREE.contains(&subcommand) {
+                    // The paths of later git stages were checked against the
+                    // tree as it was before the line ran (a checkout that
+                    // brings a link to `.git` would let a later `git mv -f x
+                    // lnk/config` write there).
+                    if checked.git_changes_work_tree {
                         tree_changed_by = Some(subcommand.to_string());
                     }
                     let pin = git_repo::locate(guard, &self.cwd.join(dir))?;

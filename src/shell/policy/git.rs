@@ -169,8 +169,9 @@ pub struct GitCommand {
     /// arguments name, relative to the working directory, so that the
     /// caller can refuse those inside the repository's own directory.
     pub written_paths: Vec<PathBuf>,
-    /// The subcommand was read by a writing table (the user allowed it).
-    pub writes: bool,
+    /// The subcommand was read by a writing table (the user allowed it) and
+    /// may change the work tree's files and directories.
+    pub changes_work_tree: bool,
 }
 
 /// Passes each path on to the real check, and notes it.
@@ -230,7 +231,7 @@ pub fn check(
         args: Vec::new(),
         dashdash: None,
         written_paths: Vec::new(),
-        writes: false,
+        changes_work_tree: false,
     };
     let mut i = 0;
     while let Some(word) = args.get(i) {
@@ -296,7 +297,8 @@ pub fn check(
         };
         check_subcommand(&mut command, sub, rest, &noting, true)?;
         command.written_paths = noting.seen.into_inner();
-        command.writes = super::git_write::SUBCOMMANDS.iter().any(|p| p.name == sub);
+        command.changes_work_tree = super::git_write::SUBCOMMANDS.iter().any(|p| p.name == sub)
+            && !super::git_write::KEEPS_WORK_TREE.contains(&sub.as_str());
         return Ok(command);
     }
     if SUBCOMMANDS.iter().any(|p| p.name == sub) {

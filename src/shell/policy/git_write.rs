@@ -41,6 +41,11 @@ pub const SUBCOMMANDS: &[&Program] = &[
 const INTERACTIVE: &str = "asks at a terminal, which commands do not have";
 const SIGNS: &str = "signs with a program named by configuration";
 const EDITOR: &str = "opens an editor program";
+
+/// The writing subcommands that leave the work tree's files and directories
+/// as they are (they write the index, objects and refs): in one line, a git
+/// command may follow these and read-only ones, and no other writing one.
+pub const KEEPS_WORK_TREE: &[&str] = &["add", "commit", "fetch", "push", "branch", "tag"];
 const STRATEGY: &str = "chooses a merge strategy, which is a program; the default is used";
 const RUNS_PROGRAM: &str = "runs a program given on the command line";
 const SUBMODULE_WORK: &str = "works in submodules, whose configuration is never checked";

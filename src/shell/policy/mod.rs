@@ -137,8 +137,9 @@ pub struct Checked {
     /// For a git subcommand that writes: the paths it names (relative to
     /// the working directory).
     pub git_written_paths: Vec<std::path::PathBuf>,
-    /// For git: the subcommand was read by a writing table.
-    pub git_writes: bool,
+    /// For git: a subcommand that may change the work tree's files
+    /// ([`git_write::KEEPS_WORK_TREE`] lists the writing ones that do not).
+    pub git_changes_work_tree: bool,
 }
 
 /// The allow and deny lists of one configuration.
@@ -268,7 +269,7 @@ impl Policy {
                     git_dir: Some(git.dir),
                     git_subcommand: git.sub,
                     git_written_paths: git.written_paths,
-                    git_writes: git.writes,
+                    git_changes_work_tree: git.changes_work_tree,
                 });
             }
             "find" => find::check(args, paths, here)?,
@@ -287,7 +288,7 @@ impl Policy {
             git_dir: None,
             git_subcommand: None,
             git_written_paths: Vec::new(),
-            git_writes: false,
+            git_changes_work_tree: false,
         })
     }
 }

@@ -391,27 +391,26 @@ impl WinPath {
 
     /// The spelling people read: `C:\dir\file`, `\\server\share\dir`.
     pub fn display(&self) -> String {
-        let mut out = match &self.prefix {
+        let prefix = match &self.prefix {
             Prefix::Disk(letter) => format!("{letter}:"),
             Prefix::Unc { server, share } => format!(r"\\{server}\{share}"),
         };
-        if self.names.is_empty() {
-            out.push('\\');
-        }
-        for name in &self.names {
-            out.push('\\');
-            out.push_str(name);
-        }
-        out
+        self.with_names(prefix)
     }
 
     /// The spelling Windows takes literally (no `..`, no device names, no
     /// length limit): `\\?\C:\dir\file`, `\\?\UNC\server\share\dir`.
     pub fn verbatim(&self) -> String {
-        let mut out = match &self.prefix {
+        let prefix = match &self.prefix {
             Prefix::Disk(letter) => format!(r"\\?\{letter}:"),
             Prefix::Unc { server, share } => format!(r"\\?\UNC\{server}\{share}"),
         };
+        self.with_names(prefix)
+    }
+
+    /// `prefix` followed by each name after a backslash (just a backslash
+    /// for the volume's root).
+    fn with_names(&self, mut out: String) -> String {
         if self.names.is_empty() {
             out.push('\\');
         }

@@ -140,37 +140,40 @@ const ALIASES: &[Alias] = &[
     FILE_FILTERING[1],
 ];
 
-const DESCRIPTION: &str = "Reads many files of the workspace in one call and returns their text, each under a '--- \
+/// What both dialects say after naming their parameters.
+macro_rules! how_files_are_read {
+    () => {
+        "Each file is read as read_file reads it: at most 2000 lines, lines cut at 2000 \
+    characters; a cut file starts with a warning, so read_file it in ranges for the rest. \
+    Images, audio and PDF come back as content blocks only when asked for by name or \
+    extension (\"media/*.png\"); other binary files are skipped. With useDefaultExcludes \
+    (default true), node_modules, .git, build output (dist, build, coverage), editor \
+    folders, archives, office and compiled files, .env, .DS_Store and GEMINI.md are left \
+    out, even when named; set it to false to read them. Files .gitignore or .geminiignore \
+    hide are left out too. The answer ends with a list of every file skipped and why, so you \
+    know what you did not get."
+    };
+}
+
+const DESCRIPTION: &str = concat!(
+    "Reads many files of the workspace in one call and returns their text, each under a '--- \
     <absolute path> ---' header, in path order, followed by '--- End of content ---'. paths \
     takes file paths, directories (every file below them is read) and glob patterns such as \
     \"src/**/*.ts\" or \"docs/*.md\", relative to the workspace roots or absolute; a path that \
     exists is taken literally even if it contains brackets. Glob matching ignores letter \
-    case. exclude takes glob patterns of files to leave out. include adds more patterns.\n\n\
-    Each file is read as read_file reads it: at most 2000 lines, lines cut at 2000 \
-    characters; a cut file starts with a warning, so read_file it in ranges for the rest. \
-    Images, audio and PDF come back as content blocks only when asked for by name or \
-    extension (\"media/*.png\"); other binary files are skipped. With useDefaultExcludes \
-    (default true), node_modules, .git, build output (dist, build, coverage), editor \
-    folders, archives, office and compiled files, .env, .DS_Store and GEMINI.md are left \
-    out, even when named; set it to false to read them. Files .gitignore or .geminiignore \
-    hide are left out too. The answer ends with a list of every file skipped and why, so you \
-    know what you did not get.";
+    case. exclude takes glob patterns of files to leave out. include adds more patterns.\n\n",
+    how_files_are_read!()
+);
 
-const DESCRIPTION_CURRENT: &str = "Reads many files of the workspace in one call and returns their text, each under a '--- \
+const DESCRIPTION_CURRENT: &str = concat!(
+    "Reads many files of the workspace in one call and returns their text, each under a '--- \
     <absolute path> ---' header, in path order, followed by '--- End of content ---'. \
     include takes file paths, directories (every file below them is read) and glob patterns \
     such as \"src/**/*.ts\" or \"docs/*.md\", relative to the workspace roots or absolute; a \
     path that exists is taken literally even if it contains brackets. Glob matching ignores \
-    letter case. exclude takes glob patterns of files to leave out.\n\n\
-    Each file is read as read_file reads it: at most 2000 lines, lines cut at 2000 \
-    characters; a cut file starts with a warning, so read_file it in ranges for the rest. \
-    Images, audio and PDF come back as content blocks only when asked for by name or \
-    extension (\"media/*.png\"); other binary files are skipped. With useDefaultExcludes \
-    (default true), node_modules, .git, build output (dist, build, coverage), editor \
-    folders, archives, office and compiled files, .env, .DS_Store and GEMINI.md are left \
-    out, even when named; set it to false to read them. Files .gitignore or .geminiignore \
-    hide are left out too. The answer ends with a list of every file skipped and why, so you \
-    know what you did not get.";
+    letter case. exclude takes glob patterns of files to leave out.\n\n",
+    how_files_are_read!()
+);
 
 pub fn spec() -> ToolSpec {
     ToolSpec::reads("read_many_files", "Read Many Files")

@@ -38,21 +38,9 @@ const TRUNCATION_WARNING: &str = "[WARNING: This file was truncated. To view the
 const NOTHING_READ: &str = "No files matching the criteria were found or all were skipped.";
 
 /// What `useDefaultExcludes` leaves out (Gemini CLI's list): files below
-/// these directories, with these extensions, or with these names (letter
-/// case ignored, as Gemini CLI's glob does).
-const DEFAULT_EXCLUDED_DIRS: &[&str] = &[
-    "node_modules",
-    ".git",
-    "bower_components",
-    ".svn",
-    ".hg",
-    ".vscode",
-    ".idea",
-    "dist",
-    "build",
-    "coverage",
-    "__pycache__",
-];
+/// the directories no walk enters and those search skips, with these
+/// extensions, or with these names (letter case ignored, as Gemini CLI's
+/// glob does).
 const DEFAULT_EXCLUDED_EXTENSIONS: &[&str] = &[
     "bin", "exe", "dll", "so", "dylib", "class", "jar", "war", "zip", "tar", "gz", "bz2", "rar",
     "7z", "doc", "docx", "xls", "xlsx", "ppt", "pptx", "odt", "ods", "odp", "pyc", "pyo",
@@ -62,13 +50,14 @@ const DEFAULT_EXCLUDED_NAMES: &[&str] = &[".DS_Store", ".env", "GEMINI.md"];
 /// The default exclude pattern that leaves out `rel` (a `/`-separated path
 /// relative to its root), if any.
 fn default_exclusion(rel: &str) -> Option<String> {
-    let mut parts: Vec<&str> = rel.split('/').collect();
-    let name = parts.pop()?;
-    if let Some(dir) = parts.iter().find(|p| {
-        DEFAULT_EXCLUDED_DIRS
+    let (dirs, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+    let excluded = |dir: &str| {
+        walk::DEFAULT_EXCLUDED_DIRS
             .iter()
-            .any(|d| d.eq_ignore_ascii_case(p))
-    }) {
+            .chain(SEARCH_EXCLUDED_DIRS)
+            .any(|d| d.eq_ignore_ascii_case(dir))
+    };
+    if let Some(dir) = dirs.split('/').find(|dir| excluded(dir)) {
         return Some(format!("**/{dir}/**"));
     }
     if let Some(n) = DEFAULT_EXCLUDED_NAMES

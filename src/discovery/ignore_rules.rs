@@ -130,7 +130,7 @@ impl<'g> IgnoreSet<'g> {
         // A directory listed in batches is asked (one lookup), not searched.
         let holds = |name: &str| {
             if listing.is_complete() {
-                listing.items.iter().any(|item| item.name == name)
+                listing.entries().any(|(entry, _)| entry == name)
             } else {
                 listing.kind_of(OsStr::new(name)).is_some()
             }

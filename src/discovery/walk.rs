@@ -481,30 +481,18 @@ impl Lister<'_, '_> {
         let mut listing = Arc::new(listing);
         let mut path = job.path;
         loop {
-            // The entries' types, asked of the file system only where the
-            // listing does not say.
-            let kinds: Vec<EntryKind> = listing
-                .items
-                .iter()
-                .map(|item| match item.kind {
-                    EntryKind::Unknown => listing.kind_of(&item.name).unwrap_or(EntryKind::Special),
-                    kind => kind,
-                })
-                .collect();
             if descend {
                 let share =
                     (complete && child_depth <= PARENT_HANDLE_DEPTH).then(|| listing.clone());
                 let mut subdirs = Vec::new();
-                for (item, _) in listing
-                    .items
-                    .iter()
-                    .zip(&kinds)
-                    .filter(|(_, kind)| **kind == EntryKind::Directory)
+                for (name, _) in listing
+                    .entries()
+                    .filter(|(_, kind)| *kind == EntryKind::Directory)
                 {
-                    if !keep_entry(&walk.options, &item.name, true) {
+                    if !keep_entry(&walk.options, name, true) {
                         continue;
                     }
-                    path.push(&item.name);
+                    path.push(name);
                     let rules = match (&rules, is_ignored(&path, true)) {
                         (_, true) if !self.report_ignored => None,
                         (_, true) => Some(JobRules::AllIgnored),
@@ -524,7 +512,7 @@ impl Lister<'_, '_> {
                 }
                 stack.push(subdirs);
             }
-            for (item, kind) in listing.items.iter().zip(&kinds) {
+            for (name, kind) in listing.entries() {
                 let is_symlink = match kind {
                     EntryKind::File => false,
                     EntryKind::Symlink => true,
@@ -533,10 +521,10 @@ impl Lister<'_, '_> {
                 if self.stopped() {
                     return;
                 }
-                if !keep_entry(&walk.options, &item.name, false) {
+                if !keep_entry(&walk.options, name, false) {
                     continue;
                 }
-                path.push(&item.name);
+                path.push(name);
                 let ignored = is_ignored(&path, false);
                 let wanted = (self.report_ignored || !ignored)
                     && (!is_symlink
@@ -551,7 +539,7 @@ impl Lister<'_, '_> {
                         ignored,
                         is_symlink,
                         listing: &listing,
-                        name: &item.name,
+                        name,
                     };
                     if !visit(state, found) {
                         self.halted.store(true, Ordering::Relaxed);

@@ -1,7 +1,6 @@
 //! `glob` (TOOLS.md 5): files whose path relative to the search directory
 //! matches a glob pattern, recently modified files first.
 
-use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
@@ -231,15 +230,8 @@ pub fn find(
         }
         too_deep |= walk.stopped_too_deep();
     }
-    let Top {
-        best,
-        total,
-        ignored,
-        escaped,
-        ..
-    } = all;
-    let mut files = best.into_vec();
-    files.sort_unstable();
+    let (total, ignored, escaped) = (all.total, all.ignored, all.escaped);
+    let files = all.into_sorted();
     Ok(Matches {
         files: files.into_iter().map(|r| (r.path, r.mtime)).collect(),
         total,
@@ -285,11 +277,20 @@ impl PartialOrd for Ranked {
     }
 }
 
-/// The first [`MAX_RESULTS`] matches seen (a max-heap: the last of them on
-/// top), and counts of all of them.
+/// The first [`MAX_RESULTS`] matches seen, and counts of all of them.
+///
+/// Kept matches gather in a buffer of twice the answer; when it fills, the
+/// first half is selected and the rest dropped, and the last kept becomes
+/// the bar a new match must beat. A walk often meets files in falling path
+/// order (a depth-first walk ends in the early directories), where a heap
+/// would re-sort on nearly every match; here most matches cost one
+/// comparison and the kept ones a few, amortised.
 struct Top {
     now: SystemTime,
-    best: BinaryHeap<Ranked>,
+    kept: Vec<Ranked>,
+    /// Whether `kept[MAX_RESULTS - 1]` is the bar: the last of the first
+    /// [`MAX_RESULTS`] at the latest pruning (those after it came since).
+    has_bar: bool,
     total: usize,
     ignored: usize,
     escaped: Escaped,
@@ -299,42 +300,57 @@ impl Top {
     fn new(now: SystemTime) -> Top {
         Top {
             now,
-            best: BinaryHeap::new(),
+            kept: Vec::new(),
+            has_bar: false,
             total: 0,
             ignored: 0,
             escaped: Escaped::default(),
         }
     }
 
-    /// Counts a match, and keeps it if it is among the first so far (the
-    /// path is copied only then).
+    /// Counts a match, and keeps it if it may be among the first (the path
+    /// is copied only then).
     fn offer(&mut self, path: &str, mtime: Option<SystemTime>) {
         self.total += 1;
         let recent =
             mtime.is_some_and(|t| self.now.duration_since(t).map_or(true, |age| age <= RECENT));
-        if self.best.len() >= MAX_RESULTS {
-            match self.best.peek() {
-                Some(last) if rank(recent, mtime, path, last).is_lt() => {
-                    self.best.pop();
-                }
-                _ => return,
-            }
+        if self.has_bar && !rank(recent, mtime, path, &self.kept[MAX_RESULTS - 1]).is_lt() {
+            return;
         }
-        self.best.push(Ranked {
+        self.kept.push(Ranked {
             recent,
             mtime,
             path: path.to_string(),
         });
+        if self.kept.len() >= 2 * MAX_RESULTS {
+            self.prune();
+        }
+    }
+
+    /// Keeps only the first [`MAX_RESULTS`], the last of them at the bar.
+    fn prune(&mut self) {
+        if self.kept.len() >= MAX_RESULTS {
+            self.kept.select_nth_unstable(MAX_RESULTS - 1);
+            self.kept.truncate(MAX_RESULTS);
+            self.has_bar = true;
+        }
     }
 
     fn merge(&mut self, other: Top) {
-        for r in other.best {
+        for r in other.kept {
             self.offer(&r.path, r.mtime);
             self.total -= 1;
         }
         self.total += other.total;
         self.ignored += other.ignored;
         self.escaped.add(other.escaped);
+    }
+
+    /// The first [`MAX_RESULTS`] matches, in output order.
+    fn into_sorted(mut self) -> Vec<Ranked> {
+        self.prune();
+        self.kept.sort_unstable();
+        self.kept
     }
 }
 
@@ -352,15 +368,61 @@ fn relative_pattern(pattern: &str, dir: &Path) -> String {
     pattern.strip_prefix("./").unwrap_or(pattern).to_string()
 }
 
-fn compile(pattern: &str, case_sensitive: bool) -> Result<GlobMatcher, ToolError> {
-    GlobBuilder::new(pattern)
+/// A compiled glob pattern. The commonest pattern, `**/*.ext`, is decided
+/// by comparing the path's end, without the regex globset builds: globset's
+/// own extension shortcut is off when matching ignores case, as glob does
+/// by default, and the regex then costs more per walked file than the rest
+/// of the match.
+struct PathMatcher {
+    glob: GlobMatcher,
+    /// `.ext` when the pattern is `**/*.ext` with an ASCII alphanumeric ext.
+    suffix: Option<String>,
+    case_sensitive: bool,
+}
+
+impl PathMatcher {
+    fn is_match(&self, rel: &str) -> bool {
+        if let Some(suffix) = &self.suffix {
+            // Exact only where the path's end is ASCII: ignoring case, the
+            // regex also lets `ſ` match `s` and `K` (Kelvin) match `k`.
+            let tail = rel
+                .len()
+                .checked_sub(suffix.len())
+                .and_then(|start| rel.as_bytes().get(start..));
+            match tail {
+                None => return false,
+                Some(tail) if tail.is_ascii() => {
+                    return if self.case_sensitive {
+                        tail == suffix.as_bytes()
+                    } else {
+                        tail.eq_ignore_ascii_case(suffix.as_bytes())
+                    };
+                }
+                Some(_) => {}
+            }
+        }
+        self.glob.is_match(rel)
+    }
+}
+
+fn compile(pattern: &str, case_sensitive: bool) -> Result<PathMatcher, ToolError> {
+    let glob = GlobBuilder::new(pattern)
         .literal_separator(true)
         .case_insensitive(!case_sensitive)
         .backslash_escape(true)
         .empty_alternates(true)
         .build()
         .map(|g| g.compile_matcher())
-        .map_err(|e| ToolError(format!("Invalid glob pattern \"{pattern}\": {e}")))
+        .map_err(|e| ToolError(format!("Invalid glob pattern \"{pattern}\": {e}")))?;
+    let suffix = pattern
+        .strip_prefix("**/*.")
+        .filter(|ext| !ext.is_empty() && ext.bytes().all(|b| b.is_ascii_alphanumeric()))
+        .map(|ext| format!(".{ext}"));
+    Ok(PathMatcher {
+        glob,
+        suffix,
+        case_sensitive,
+    })
 }
 
 /// The file `pattern` names literally below `dir`, if it exists, with its
@@ -437,8 +499,7 @@ mod tests {
         for (path, mtime) in files {
             top.offer(path, mtime);
         }
-        let mut ranked = top.best.into_vec();
-        ranked.sort_unstable();
+        let ranked = top.into_sorted();
         let order: Vec<&str> = ranked.iter().map(|r| r.path.as_str()).collect();
         assert_eq!(
             order,
@@ -458,8 +519,7 @@ mod tests {
         two.offer("/r/zzz.rs", Some(now));
         one.merge(two);
         assert_eq!(one.total, MAX_RESULTS + 501);
-        let mut ranked = one.best.into_vec();
-        ranked.sort_unstable();
+        let ranked = one.into_sorted();
         assert_eq!(ranked.len(), MAX_RESULTS);
         assert_eq!(ranked[0].path, "/r/zzz.rs", "recent first");
         assert_eq!(ranked[1].path, "/r/00000.rs");
@@ -467,6 +527,65 @@ mod tests {
             ranked[MAX_RESULTS - 1].path,
             format!("/r/{:05}.rs", MAX_RESULTS - 2)
         );
+    }
+
+    #[test]
+    fn the_kept_matches_are_those_a_full_sort_puts_first() {
+        let now = SystemTime::now();
+        let hour = Duration::from_secs(3600);
+        // A fixed pseudo-random sequence: paths, some recent, some equal times.
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for count in [
+            0,
+            1,
+            MAX_RESULTS - 1,
+            MAX_RESULTS,
+            2 * MAX_RESULTS + 1,
+            1500,
+        ] {
+            let files: Vec<(String, Option<SystemTime>)> = (0..count)
+                .map(|i| {
+                    let r = next();
+                    let mtime = match r % 5 {
+                        0 => None,
+                        1 | 2 => Some(now - hour * (r % 7) as u32),
+                        _ => Some(now - hour * 100),
+                    };
+                    (format!("/r/{}/{i}.rs", (r >> 8) % 50), mtime)
+                })
+                .collect();
+            let (mut one, mut two) = (Top::new(now), Top::new(now));
+            for (i, (path, mtime)) in files.iter().enumerate() {
+                let top = if i % 3 == 0 { &mut one } else { &mut two };
+                top.offer(path, *mtime);
+            }
+            one.merge(two);
+            assert_eq!(one.total, count);
+            let kept: Vec<String> = one.into_sorted().into_iter().map(|r| r.path).collect();
+            let mut all = Top::new(now);
+            all.kept = files
+                .iter()
+                .map(|(path, mtime)| Ranked {
+                    recent: mtime.is_some_and(|t| now.duration_since(t).is_ok_and(|a| a <= RECENT)),
+                    mtime: *mtime,
+                    path: path.clone(),
+                })
+                .collect();
+            all.kept.sort_unstable();
+            let expected: Vec<String> = all
+                .kept
+                .into_iter()
+                .take(MAX_RESULTS)
+                .map(|r| r.path)
+                .collect();
+            assert_eq!(kept, expected, "{count} matches");
+        }
     }
 
     #[test]
@@ -481,6 +600,51 @@ mod tests {
         assert!(m.is_match("a.txt") && !m.is_match("c.txt"));
         assert!(compile("**/.*", false).unwrap().is_match("x/.env"));
         assert!(compile("a[", false).is_err());
+    }
+
+    #[test]
+    fn the_extension_shortcut_agrees_with_the_glob() {
+        let paths = [
+            "main.rs",
+            "a/b/c.RS",
+            ".rs",
+            "rs",
+            "a.rsx",
+            "a/b.rs/c",
+            "a.r",
+            "",
+            "a.rs ",
+            "x/ſ.rs",
+            "x/a.ſ",
+            "x/a.\u{212A}",
+            "dir/é.rs",
+            "dir/a.Rs",
+        ];
+        for pattern in ["**/*.rs", "**/*.s", "**/*.k", "**/*.RS"] {
+            for case_sensitive in [true, false] {
+                let fast = compile(pattern, case_sensitive).unwrap();
+                assert!(fast.suffix.is_some(), "{pattern}");
+                for path in paths {
+                    assert_eq!(
+                        fast.is_match(path),
+                        fast.glob.is_match(path),
+                        "{pattern} {case_sensitive} {path:?}"
+                    );
+                }
+            }
+        }
+        for pattern in [
+            "**/*.{rs,ts}",
+            "**/*.r?",
+            "src/**/*.rs",
+            "**/*.",
+            "**/*.tar.gz",
+        ] {
+            assert!(
+                compile(pattern, false).unwrap().suffix.is_none(),
+                "{pattern}"
+            );
+        }
     }
 
     #[test]

@@ -370,18 +370,63 @@ impl DirEntries {
 
 /// A directory listed by [`Guard::list_walked_dir`]: its entries, and its
 /// handle for looking at them.
+///
+/// The names of a batch share one buffer, so a batch costs two allocations
+/// whatever its size: walks list tens of thousands of directories on
+/// several threads, and a string per name (freed by whichever thread drops
+/// the listing last) made the allocator, and its locks, a fifth of a
+/// walk's time.
 pub struct Listing {
-    /// Kept for its handle (`Dir::fd`), which lookups relative to the
-    /// directory use, and for the batches still to read.
-    dir: DirEntries,
-    /// The entries listed: all of them, or the current batch of a big
-    /// directory.
-    pub items: Vec<DirItem>,
-    /// The first entry of the next batch, read to learn there is one.
-    next: Option<DirItem>,
+    /// The directory: its handle for lookups relative to it, and what reads
+    /// the batches still to read.
+    reader: DirReader,
+    /// The names of the entries listed (all of them, or the current batch
+    /// of a big directory), one after another.
+    names: Vec<u8>,
+    /// Where each entry's name ends in `names`, and its type (never
+    /// `Unknown`: asked of the file system when the listing does not say).
+    entries: Vec<(usize, EntryKind)>,
+    /// Every entry has been read.
+    complete: bool,
 }
 
+/// Reads a directory's entries. On Linux, `getdents64` on the handle
+/// itself, into a buffer each thread reuses ([`rustix::fs::RawDir`]): no
+/// allocation per entry or per directory. Elsewhere, the system's
+/// `readdir` ([`rustix::fs::Dir`]).
+#[cfg(target_os = "linux")]
+type DirReader = OwnedFd;
+#[cfg(not(target_os = "linux"))]
+type DirReader = rustix::fs::Dir;
+
+/// The bytes of `getdents64` answers each walker thread reads into: a
+/// directory of a few hundred entries comes in one call.
+#[cfg(target_os = "linux")]
+const GETDENTS_BUFFER: usize = 32 * 1024;
+
 impl Listing {
+    /// The entries listed (the current batch of a big directory), with
+    /// their types; a symlink's own type, not its target's.
+    pub fn entries(&self) -> impl Iterator<Item = (&OsStr, EntryKind)> {
+        use std::os::unix::ffi::OsStrExt;
+        let mut start = 0;
+        self.entries.iter().map(move |&(end, kind)| {
+            let name = OsStr::from_bytes(&self.names[start..end]);
+            start = end;
+            (name, kind)
+        })
+    }
+
+    /// How many entries are listed.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no entries are listed.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
     /// The type of entry `name`, for file systems that do not report it in
     /// the listing (a symlink is not followed).
     pub fn kind_of(&self, name: &OsStr) -> Option<EntryKind> {
@@ -411,7 +456,7 @@ impl Listing {
     /// component to look up instead of the whole path from the root.
     pub fn open_file(&self, name: &OsStr) -> io::Result<(File, Metadata)> {
         use rustix::fs::Mode;
-        let dir = self.dir.inner.fd()?;
+        let dir = self.fd()?;
         let file = File::from(rustix::fs::openat(
             dir,
             name,
@@ -433,7 +478,7 @@ impl Listing {
     /// path from the root.
     pub fn list_child(&self, name: &OsStr) -> io::Result<Listing> {
         use rustix::fs::Mode;
-        let dir = self.dir.inner.fd()?;
+        let dir = self.fd()?;
         let fd = rustix::fs::openat(dir, name, ReadKind::Directory.flags(), Mode::empty())?;
         Listing::first_batch(fd)
     }
@@ -448,20 +493,30 @@ impl Listing {
     }
 
     fn first_batch(fd: OwnedFd) -> io::Result<Listing> {
+        #[cfg(not(target_os = "linux"))]
+        let fd = rustix::fs::Dir::new(fd)?;
         let mut listing = Listing {
-            dir: DirEntries {
-                inner: rustix::fs::Dir::new(fd)?,
-            },
-            items: Vec::new(),
-            next: None,
+            reader: fd,
+            names: Vec::new(),
+            entries: Vec::new(),
+            complete: false,
         };
         listing.next_batch()?;
         Ok(listing)
     }
 
-    /// Whether every entry has been listed (the last batch is in `items`).
+    /// The directory's handle, for lookups relative to it.
+    fn fd(&self) -> io::Result<std::os::fd::BorrowedFd<'_>> {
+        #[cfg(target_os = "linux")]
+        return Ok(std::os::fd::AsFd::as_fd(&self.reader));
+        #[cfg(not(target_os = "linux"))]
+        return Ok(self.reader.fd()?);
+    }
+
+    /// Whether every entry has been listed (the last batch is the one
+    /// listed).
     pub fn is_complete(&self) -> bool {
-        self.next.is_none()
+        self.complete
     }
 
     /// For a directory listed in batches: hands the entries not read yet
@@ -471,36 +526,93 @@ impl Listing {
     /// duplicate of the directory's handle for lookups, and is complete.
     /// None when every entry is listed already.
     pub fn split_rest(&mut self) -> io::Result<Option<Listing>> {
-        if self.next.is_none() {
+        if self.complete {
             return Ok(None);
         }
-        let lookups = rustix::io::fcntl_dupfd_cloexec(self.dir.inner.fd()?, 0)?;
-        let reader = std::mem::replace(
-            &mut self.dir,
-            DirEntries {
-                inner: rustix::fs::Dir::new(lookups)?,
-            },
-        );
+        let lookups = rustix::io::fcntl_dupfd_cloexec(self.fd()?, 0)?;
+        #[cfg(not(target_os = "linux"))]
+        let lookups = rustix::fs::Dir::new(lookups)?;
+        let reader = std::mem::replace(&mut self.reader, lookups);
+        self.complete = true;
         Ok(Some(Listing {
-            dir: reader,
-            items: Vec::new(),
-            next: self.next.take(),
+            reader,
+            names: Vec::new(),
+            entries: Vec::new(),
+            complete: false,
         }))
     }
 
-    /// Replaces `items` with the next batch of entries; false when there
-    /// were none left.
+    /// Replaces the entries with the next batch: [`Listing::BATCH`] of
+    /// them, or a little more (what one read of the directory brought in
+    /// is never left behind). False when there were none left.
     pub fn next_batch(&mut self) -> io::Result<bool> {
-        self.items.clear();
-        self.items.extend(self.next.take());
-        while self.items.len() < Self::BATCH {
-            match self.dir.next() {
-                Some(item) => self.items.push(item?),
-                None => return Ok(!self.items.is_empty()),
-            }
+        self.names.clear();
+        self.entries.clear();
+        if !self.complete {
+            self.complete = self.read_batch()?;
         }
-        self.next = self.dir.next().transpose()?;
-        Ok(true)
+        Ok(!self.entries.is_empty())
+    }
+
+    /// Reads entries until [`Listing::BATCH`] of them are in, or the
+    /// directory ends (true).
+    #[cfg(target_os = "linux")]
+    fn read_batch(&mut self) -> io::Result<bool> {
+        use std::cell::RefCell;
+        use std::mem::MaybeUninit;
+        thread_local! {
+            static BUFFER: RefCell<Vec<MaybeUninit<u8>>> =
+                RefCell::new(vec![MaybeUninit::uninit(); GETDENTS_BUFFER]);
+        }
+        BUFFER.with_borrow_mut(|buffer| {
+            let mut raw = rustix::fs::RawDir::new(&self.reader, buffer);
+            loop {
+                // Stop only between reads: what a read brought in is not
+                // kept anywhere else.
+                if self.entries.len() >= Self::BATCH && raw.is_buffer_empty() {
+                    return Ok(false);
+                }
+                let Some(entry) = raw.next() else {
+                    return Ok(true);
+                };
+                let entry = entry?;
+                let name = entry.file_name().to_bytes();
+                if name == b"." || name == b".." {
+                    continue;
+                }
+                let kind = match kind_of_entry(entry.file_type()) {
+                    EntryKind::Unknown => {
+                        kind_by_stat(std::os::fd::AsFd::as_fd(&self.reader), name)
+                    }
+                    kind => kind,
+                };
+                self.names.extend_from_slice(name);
+                self.entries.push((self.names.len(), kind));
+            }
+        })
+    }
+
+    /// Reads entries until [`Listing::BATCH`] of them are in, or the
+    /// directory ends (true).
+    #[cfg(not(target_os = "linux"))]
+    fn read_batch(&mut self) -> io::Result<bool> {
+        while self.entries.len() < Self::BATCH {
+            let Some(entry) = self.reader.next() else {
+                return Ok(true);
+            };
+            let entry = entry?;
+            let name = entry.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            let kind = match kind_of_entry(entry.file_type()) {
+                EntryKind::Unknown => kind_by_stat(self.reader.fd()?, name),
+                kind => kind,
+            };
+            self.names.extend_from_slice(name);
+            self.entries.push((self.names.len(), kind));
+        }
+        Ok(false)
     }
 
     /// Reads the entry `name` as one of the server's own files (an ignore
@@ -508,7 +620,7 @@ impl Listing {
     /// followed, never blocking, at most `max_bytes`.
     pub fn read_own_file(&self, name: &OsStr, max_bytes: u64) -> io::Result<Option<Vec<u8>>> {
         use rustix::fs::Mode;
-        let dir = self.dir.inner.fd()?;
+        let dir = self.fd()?;
         let file = match rustix::fs::openat(dir, name, ReadKind::File.flags(), Mode::empty()) {
             Ok(fd) => File::from(fd),
             Err(rustix::io::Errno::NOENT) => return Ok(None),
@@ -521,7 +633,7 @@ impl Listing {
     fn stat(&self, name: &OsStr) -> Option<EntryStat> {
         use rustix::fs::{AtFlags, StatxFlags};
         let flags = AtFlags::SYMLINK_NOFOLLOW;
-        let dir = self.dir.inner.fd().ok()?;
+        let dir = self.fd().ok()?;
         let st = rustix::fs::statx(dir, name, flags, StatxFlags::TYPE | StatxFlags::MTIME).ok()?;
         Some(EntryStat {
             mode: u32::from(st.stx_mode),
@@ -534,7 +646,7 @@ impl Listing {
     fn stat(&self, name: &OsStr) -> Option<EntryStat> {
         use std::os::unix::fs::MetadataExt;
         let flags = ReadKind::File.flags();
-        let dir = self.dir.inner.fd().ok()?;
+        let dir = self.fd().ok()?;
         let fd = rustix::fs::openat(dir, name, flags, rustix::fs::Mode::empty()).ok()?;
         let meta = File::from(fd).metadata().ok()?;
         Some(EntryStat {
@@ -556,7 +668,6 @@ impl Iterator for DirEntries {
     type Item = io::Result<DirItem>;
 
     fn next(&mut self) -> Option<io::Result<DirItem>> {
-        use rustix::fs::FileType;
         use std::os::unix::ffi::OsStrExt;
         loop {
             let entry = match self.inner.next()? {
@@ -567,18 +678,39 @@ impl Iterator for DirEntries {
             if name == b"." || name == b".." {
                 continue;
             }
-            let kind = match entry.file_type() {
-                FileType::Directory => EntryKind::Directory,
-                FileType::RegularFile => EntryKind::File,
-                FileType::Symlink => EntryKind::Symlink,
-                FileType::Unknown => EntryKind::Unknown,
-                _ => EntryKind::Special,
-            };
             return Some(Ok(DirItem {
                 name: OsStr::from_bytes(name).to_os_string(),
-                kind,
+                kind: kind_of_entry(entry.file_type()),
             }));
         }
+    }
+}
+
+/// The type of entry `name` of directory `dir`, asked of the file system
+/// (a symlink not followed); one that cannot be asked is treated as special,
+/// which no walk enters or reads.
+fn kind_by_stat(dir: std::os::fd::BorrowedFd<'_>, name: &[u8]) -> EntryKind {
+    use rustix::fs::{AtFlags, FileType};
+    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => match FileType::from_raw_mode(st.st_mode as _) {
+            FileType::Directory => EntryKind::Directory,
+            FileType::RegularFile => EntryKind::File,
+            FileType::Symlink => EntryKind::Symlink,
+            _ => EntryKind::Special,
+        },
+        Err(_) => EntryKind::Special,
+    }
+}
+
+/// An entry's type as a listing reports it.
+fn kind_of_entry(kind: rustix::fs::FileType) -> EntryKind {
+    use rustix::fs::FileType;
+    match kind {
+        FileType::Directory => EntryKind::Directory,
+        FileType::RegularFile => EntryKind::File,
+        FileType::Symlink => EntryKind::Symlink,
+        FileType::Unknown => EntryKind::Unknown,
+        _ => EntryKind::Special,
     }
 }
 

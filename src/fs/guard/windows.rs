@@ -469,10 +469,28 @@ pub struct Listing {
     dir: File,
     /// Where the directory really is, to check what is opened beneath it.
     path: WinPath,
-    pub items: Vec<DirItem>,
+    items: Vec<DirItem>,
 }
 
 impl Listing {
+    /// The entries listed, with their types; a link's own type, not its
+    /// target's.
+    pub fn entries(&self) -> impl Iterator<Item = (&OsStr, EntryKind)> {
+        self.items
+            .iter()
+            .map(|item| (item.name.as_os_str(), item.kind))
+    }
+
+    /// How many entries are listed.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether no entries are listed.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
     pub(super) fn from_dir(dir: File) -> io::Result<Listing> {
         let path = nt::final_path(&dir)?;
         let items = DirEntries::new(dir.try_clone()?)?.collect::<io::Result<Vec<DirItem>>>()?;

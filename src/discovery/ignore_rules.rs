@@ -126,7 +126,14 @@ impl<'g> IgnoreSet<'g> {
     /// name (most directories hold neither; a directory too big to list at
     /// once is asked instead), and `.gitignore` is read through the
     /// listing's own handle.
-    pub fn child_rules_listed(&self, parent: &DirRules, dir: &Path, listing: &Listing) -> DirRules {
+    /// Most directories add no rule: they share their parent's rules, at
+    /// the cost of a reference count, not a copy.
+    pub fn child_rules_listed(
+        &self,
+        parent: &Arc<DirRules>,
+        dir: &Path,
+        listing: &Listing,
+    ) -> Arc<DirRules> {
         // A directory listed in batches is asked (one lookup), not searched.
         let holds = |name: &str| {
             if listing.is_complete() {
@@ -151,20 +158,24 @@ impl<'g> IgnoreSet<'g> {
         };
         if self.respect_git && holds(".git") {
             // A work tree of its own starts here.
-            return DirRules {
+            return Arc::new(DirRules {
                 chain: gitignore().map(Arc::new).into_iter().collect(),
                 exclude: self.exclude_rules(dir),
                 in_repo: true,
                 ignored: parent.ignored,
-            };
+            });
         }
-        let mut rules = parent.clone();
-        if rules.in_repo
-            && let Some(gi) = gitignore()
-        {
-            rules.chain.insert(0, Arc::new(gi));
+        if !parent.in_repo {
+            return parent.clone();
         }
-        rules
+        match gitignore() {
+            Some(gi) => {
+                let mut rules = DirRules::clone(parent);
+                rules.chain.insert(0, Arc::new(gi));
+                Arc::new(rules)
+            }
+            None => parent.clone(),
+        }
     }
 
     fn exclude_rules(&self, top: &Path) -> Option<Arc<Gitignore>> {

@@ -117,8 +117,10 @@ pub struct Found<'a> {
     pub rel: &'a str,
     /// What showing `rel` escaped.
     pub escaped: Escaped,
-    /// Whether ignore files hide it ([`Walk::classified`] only).
-    pub ignored: bool,
+    /// Whether ignore files hide it: known already in [`Walk::files`]
+    /// (which skips those), asked only if the visitor wants to know in
+    /// [`Walk::classified`] (glob asks only of the files its pattern matches).
+    ignored: Ignored<'a>,
     /// A symlink (to a file inside the roots), not a file.
     pub is_symlink: bool,
     /// The directory it was listed in, and its name there.
@@ -126,7 +128,22 @@ pub struct Found<'a> {
     name: &'a OsStr,
 }
 
+/// Whether a found file is ignored: known, or how to ask.
+#[derive(Clone, Copy)]
+enum Ignored<'a> {
+    Known(bool),
+    Ask(&'a dyn Fn(&Path, bool) -> bool),
+}
+
 impl Found<'_> {
+    /// Whether ignore files hide it (never in [`Walk::files`]).
+    pub fn is_ignored(&self) -> bool {
+        match self.ignored {
+            Ignored::Known(ignored) => ignored,
+            Ignored::Ask(ask) => ask(self.path, false),
+        }
+    }
+
     /// Opens the file for reading: a plain file relative to the handle of
     /// the directory it was listed in (opened beneath its root, no symlink
     /// followed; the name itself is opened with `O_NOFOLLOW`), a file
@@ -445,7 +462,7 @@ impl Lister<'_, '_> {
                 let own = self
                     .set
                     .map(|set| set.child_rules_listed(&parent, &job.path, &listing));
-                (own.map(Arc::new), false)
+                (own, false)
             }
         };
         let is_ignored = |path: &Path, is_dir: bool| {
@@ -480,6 +497,7 @@ impl Lister<'_, '_> {
         let complete = listing.is_complete();
         let mut listing = Arc::new(listing);
         let mut path = job.path;
+        let dir_len = path.as_os_str().len();
         loop {
             if descend {
                 let share =
@@ -508,7 +526,18 @@ impl Lister<'_, '_> {
                             rules,
                         });
                     }
-                    path.pop();
+                    truncate_path(&mut path, dir_len);
+                }
+                // Pushed last first, so the walk takes them in about the
+                // order answers list paths: glob's and search's first
+                // files are then found early, and every later file costs
+                // one comparison against them instead of a re-sort.
+                if subdirs.len() > 1 {
+                    let name = |job: &Job| {
+                        let name = job.path.file_name().unwrap_or_default();
+                        name.as_encoded_bytes().to_ascii_lowercase()
+                    };
+                    subdirs.sort_by_cached_key(|job| std::cmp::Reverse(name(job)));
                 }
                 stack.push(subdirs);
             }
@@ -525,8 +554,12 @@ impl Lister<'_, '_> {
                     continue;
                 }
                 path.push(name);
-                let ignored = is_ignored(&path, false);
-                let wanted = (self.report_ignored || !ignored)
+                let ignored = if self.report_ignored {
+                    Ignored::Ask(&is_ignored)
+                } else {
+                    Ignored::Known(is_ignored(&path, false))
+                };
+                let wanted = !matches!(ignored, Ignored::Known(true))
                     && (!is_symlink
                         || (walk.options.file_links && walk.link_is_file_inside(&path)));
                 let rel = relative_to_start(&path, start);
@@ -546,7 +579,7 @@ impl Lister<'_, '_> {
                         return;
                     }
                 }
-                path.pop();
+                truncate_path(&mut path, dir_len);
             }
             // The next batch of a big directory (its listing is not shared).
             let Some(unshared) = Arc::get_mut(&mut listing) else {
@@ -556,6 +589,24 @@ impl Lister<'_, '_> {
                 return;
             }
         }
+    }
+}
+
+/// Cuts `path` back to its first `len` bytes: the directory it was before
+/// a name was pushed. On Unix without parsing it again (`PathBuf::pop`
+/// does, which costs more per walked file than the rest of the bookkeeping).
+fn truncate_path(path: &mut PathBuf, len: usize) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt;
+        let mut bytes = std::mem::take(path).into_os_string().into_vec();
+        bytes.truncate(len);
+        *path = PathBuf::from(std::ffi::OsString::from_vec(bytes));
+    }
+    #[cfg(not(unix))]
+    {
+        path.pop();
+        debug_assert_eq!(path.as_os_str().len(), len);
     }
 }
 
@@ -738,7 +789,7 @@ mod tests {
             &stop,
             || (0usize, 0usize),
             |c, f| {
-                if f.ignored {
+                if f.is_ignored() {
                     c.1 += 1;
                 } else {
                     c.0 += 1;

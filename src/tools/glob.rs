@@ -214,7 +214,7 @@ pub fn find(
             || Top::new(now),
             |top, f| {
                 if matcher.is_match(f.rel) {
-                    if f.ignored {
+                    if f.is_ignored() {
                         top.ignored += 1;
                     } else {
                         let (shown, escaped) = escape_name(f.path.as_os_str().as_encoded_bytes());

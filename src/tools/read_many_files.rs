@@ -549,7 +549,7 @@ fn glob_in<'g>(
             format!("{start_rel}/{}", f.rel)
         };
         if matcher.is_match(&rel) {
-            found.push((f.path.to_path_buf(), rel, f.ignored));
+            found.push((f.path.to_path_buf(), rel, f.is_ignored()));
         }
         true
     });

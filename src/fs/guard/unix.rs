@@ -555,25 +555,42 @@ impl Listing {
     }
 
     /// Reads entries until [`Listing::BATCH`] of them are in, or the
-    /// directory ends (true).
+    /// directory ends (true). They are gathered in buffers the thread
+    /// reuses and then copied once, at their size, into the listing: no
+    /// vector grows step by step per directory.
     #[cfg(target_os = "linux")]
     fn read_batch(&mut self) -> io::Result<bool> {
         use std::cell::RefCell;
         use std::mem::MaybeUninit;
-        thread_local! {
-            static BUFFER: RefCell<Vec<MaybeUninit<u8>>> =
-                RefCell::new(vec![MaybeUninit::uninit(); GETDENTS_BUFFER]);
+        struct Scratch {
+            getdents: Vec<MaybeUninit<u8>>,
+            names: Vec<u8>,
+            entries: Vec<(usize, EntryKind)>,
         }
-        BUFFER.with_borrow_mut(|buffer| {
-            let mut raw = rustix::fs::RawDir::new(&self.reader, buffer);
-            loop {
+        thread_local! {
+            static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch {
+                getdents: vec![MaybeUninit::uninit(); GETDENTS_BUFFER],
+                names: Vec::new(),
+                entries: Vec::new(),
+            });
+        }
+        SCRATCH.with_borrow_mut(|scratch| {
+            let Scratch {
+                getdents,
+                names,
+                entries,
+            } = scratch;
+            names.clear();
+            entries.clear();
+            let mut raw = rustix::fs::RawDir::new(&self.reader, getdents);
+            let ended = loop {
                 // Stop only between reads: what a read brought in is not
                 // kept anywhere else.
-                if self.entries.len() >= Self::BATCH && raw.is_buffer_empty() {
-                    return Ok(false);
+                if entries.len() >= Self::BATCH && raw.is_buffer_empty() {
+                    break false;
                 }
                 let Some(entry) = raw.next() else {
-                    return Ok(true);
+                    break true;
                 };
                 let entry = entry?;
                 let name = entry.file_name().to_bytes();
@@ -586,9 +603,12 @@ impl Listing {
                     }
                     kind => kind,
                 };
-                self.names.extend_from_slice(name);
-                self.entries.push((self.names.len(), kind));
-            }
+                names.extend_from_slice(name);
+                entries.push((names.len(), kind));
+            };
+            self.names = names.as_slice().to_vec();
+            self.entries = entries.as_slice().to_vec();
+            Ok(ended)
         })
     }
 

@@ -144,18 +144,26 @@ mod linux {
             }
         }
 
+        /// At serve start: removes, in the background, what servers that
+        /// are gone left in the temporary directory. The fork server itself
+        /// starts with the first call ([`Executor::start_fork_server`]): a
+        /// session that never runs bash pays neither its start nor its
+        /// memory (about 7 MB).
+        pub fn start(&self) {
+            let temp = self.temp.clone();
+            std::thread::spawn(move || remove_abandoned(&temp));
+        }
+
         /// Starts the fork server on a thread of its own, which it keeps for
         /// the server's lifetime (the fork server's parent-death signal is
-        /// tied to that thread). Start-up does not wait for it.
-        pub fn start(&self) {
+        /// tied to that thread).
+        fn start_fork_server(&self) {
             let start = self.start.clone();
             let exe = self.supervisor.clone();
             let base = self.base.clone();
-            let temp = self.temp.clone();
             self.start.once.call_once(move || {
                 std::thread::spawn(move || {
                     let _ = start.server.set(start_and_log(&exe, &base));
-                    remove_abandoned(&temp);
                     loop {
                         std::thread::park();
                     }
@@ -176,7 +184,7 @@ mod linux {
             if let Some(started) = self.start.server.get() {
                 return started.clone();
             }
-            self.start();
+            self.start_fork_server();
             let start = self.start.clone();
             tokio::task::spawn_blocking(move || start.server.wait().clone())
                 .await

@@ -140,8 +140,10 @@ impl Shell {
         }
     }
 
-    /// Starts the sandbox (on Linux, its fork server) in the background;
-    /// logs one line saying what is enforced.
+    /// At serve start, in the background: removes what servers that are
+    /// gone left behind. The sandbox itself (on Linux, its fork server)
+    /// starts with the first bash call, and logs one line saying what is
+    /// enforced.
     pub fn start_sandbox(&self) {
         self.executor.start();
     }

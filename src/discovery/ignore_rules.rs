@@ -126,6 +126,7 @@ impl<'g> IgnoreSet<'g> {
     /// name (most directories hold neither; a directory too big to list at
     /// once is asked instead), and `.gitignore` is read through the
     /// listing's own handle.
+    ///
     /// Most directories add no rule: they share their parent's rules, at
     /// the cost of a reference count, not a copy.
     pub fn child_rules_listed(

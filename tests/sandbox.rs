@@ -528,7 +528,7 @@ fn only_entry(dir: &Path) -> PathBuf {
 /// directories named like the old scheme, not a live server's directory
 /// (its lock is held, whatever its process id looks like).
 #[tokio::test]
-async fn temporary_directories_of_dead_servers_are_removed_at_start() {
+async fn temporary_directories_of_dead_servers_are_removed_by_the_next_server() {
     let l = Layout::new();
     // SAFETY: geteuid cannot fail.
     let user_dir = l

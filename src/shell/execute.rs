@@ -1,6 +1,6 @@
 //! How a checked plan runs on this platform, in its sandbox.
 //!
-//! - Linux: the fork server, started once in the background, clones a
+//! - Linux: the fork server, started at the first call, clones a
 //!   supervisor per call into namespaces of its own (see `sandbox/`).
 //! - macOS: each command runs under `sandbox-exec` with a profile made from
 //!   the roots and the mode; a private temporary directory per call.
@@ -52,22 +52,41 @@ fn granted(config: &BashConfig, roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf
     (readable, writable)
 }
 
-/// The server's temporary directory, made at start.
+/// The server's temporary directory, made when the first bash call needs
+/// it: a session that never runs bash makes none, and start-up does not
+/// wait for the file system.
 #[cfg(unix)]
-fn server_temp() -> Result<sandbox::temp::ServerTemp, String> {
-    sandbox::temp::ServerTemp::create(&std::env::temp_dir()).map_err(|e| {
-        tracing::warn!("bash: no temporary directory: {e}");
-        e.to_string()
-    })
-}
+#[derive(Debug, Default)]
+struct LazyTemp(std::sync::OnceLock<Result<sandbox::temp::ServerTemp, String>>);
 
-/// Removes what servers that are gone left in the temporary directory.
 #[cfg(unix)]
-fn remove_abandoned(temp: &Result<sandbox::temp::ServerTemp, String>) {
-    if let Ok(temp) = temp {
-        let removed = temp.remove_abandoned();
-        if removed > 0 {
-            tracing::debug!("removed {removed} temporary directories of servers that are gone");
+impl LazyTemp {
+    /// The directory, made now if it is not yet (waiting if another thread
+    /// is making it).
+    fn get(&self) -> &Result<sandbox::temp::ServerTemp, String> {
+        self.0.get_or_init(|| {
+            sandbox::temp::ServerTemp::create(&std::env::temp_dir()).map_err(|e| {
+                tracing::warn!("bash: no temporary directory: {e}");
+                e.to_string()
+            })
+        })
+    }
+
+    /// Makes the directory if it is not yet, then removes what servers that
+    /// are gone left beside it.
+    fn remove_abandoned(&self) {
+        if let Ok(temp) = self.get() {
+            let removed = temp.remove_abandoned();
+            if removed > 0 {
+                tracing::debug!("removed {removed} temporary directories of servers that are gone");
+            }
+        }
+    }
+
+    /// Removes the directory, if it was made.
+    fn remove(&self) {
+        if let Some(Ok(temp)) = self.0.get() {
+            temp.remove();
         }
     }
 }
@@ -91,45 +110,43 @@ mod linux {
     use super::*;
     use crate::shell::run::supervised::{self, Setup};
     use crate::shell::sandbox::fork_server::ForkServer;
-    use crate::shell::sandbox::temp::ServerTemp;
     use crate::shell::sandbox::{Confinement, Layers};
 
     /// The fork server, started once on a thread of its own, and what every
     /// call may touch.
     #[derive(Debug)]
     pub struct Executor {
+        /// What every call may touch, but the server's temporary directory
+        /// (added when the fork server starts, once that directory is made).
         base: Confinement,
         /// The binary that supervises calls: the server's own.
         supervisor: PathBuf,
         start: Arc<Start>,
-        /// The server's temporary directory (Err: why none could be made).
-        temp: Arc<Result<ServerTemp, String>>,
+        temp: Arc<LazyTemp>,
     }
 
     #[derive(Debug)]
     struct Start {
         once: std::sync::Once,
-        server: OnceLock<Result<Arc<ForkServer>, String>>,
+        started: OnceLock<Result<Started, String>>,
+    }
+
+    /// A started fork server, and the confinement it was started with.
+    #[derive(Debug, Clone)]
+    struct Started {
+        fork_server: Arc<ForkServer>,
+        base: Confinement,
     }
 
     impl Executor {
         pub fn new(config: &BashConfig, roots: &[PathBuf]) -> Executor {
-            let (readable, mut writable) = granted(config, roots);
-            let server_temp = server_temp();
-            // Each call mounts a fresh file system in memory on this
-            // directory, in its own mount namespace.
-            let temp = if config.mode == BashMode::ReadOnly {
-                None
-            } else {
-                server_temp.as_ref().ok().and_then(|t| t.mount_point().ok())
-            };
-            writable.extend(temp.clone());
+            let (readable, writable) = granted(config, roots);
             Executor {
-                temp: Arc::new(server_temp),
+                temp: Arc::new(LazyTemp::default()),
                 base: Confinement {
                     readable,
                     writable,
-                    temp,
+                    temp: None,
                     read_only: config.mode == BashMode::ReadOnly,
                     layers: Layers::default(),
                     max_tasks: sandbox::MAX_TASKS,
@@ -139,20 +156,17 @@ mod linux {
                 supervisor: PathBuf::from("/proc/self/exe"),
                 start: Arc::new(Start {
                     once: std::sync::Once::new(),
-                    server: OnceLock::new(),
+                    started: OnceLock::new(),
                 }),
             }
         }
 
-        /// At serve start: removes, in the background, what servers that
-        /// are gone left in the temporary directory. The fork server itself
-        /// starts with the first call ([`Executor::start_fork_server`]): a
-        /// session that never runs bash pays neither its start nor its
-        /// memory (about 7 MB).
-        pub fn start(&self) {
-            let temp = self.temp.clone();
-            std::thread::spawn(move || remove_abandoned(&temp));
-        }
+        /// Nothing at serve start: the fork server, the server's temporary
+        /// directory and the removal of what dead servers left all come
+        /// with the first call ([`Executor::start_fork_server`]). A session
+        /// that never runs bash pays neither their start nor the fork
+        /// server's memory (about 7 MB).
+        pub fn start(&self) {}
 
         /// Starts the fork server on a thread of its own, which it keeps for
         /// the server's lifetime (the fork server's parent-death signal is
@@ -160,10 +174,24 @@ mod linux {
         fn start_fork_server(&self) {
             let start = self.start.clone();
             let exe = self.supervisor.clone();
-            let base = self.base.clone();
+            let mut base = self.base.clone();
+            let temp = self.temp.clone();
             self.start.once.call_once(move || {
                 std::thread::spawn(move || {
-                    let _ = start.server.set(start_and_log(&exe, &base));
+                    // Each call mounts a fresh file system in memory on this
+                    // directory, in its own mount namespace.
+                    if !base.read_only
+                        && let Ok(temp) = temp.get()
+                        && let Ok(mount_point) = temp.mount_point()
+                    {
+                        base.writable.push(mount_point.clone());
+                        base.temp = Some(mount_point);
+                    }
+                    let started =
+                        start_and_log(&exe, &base).map(|fork_server| Started { fork_server, base });
+                    let _ = start.started.set(started);
+                    // After the first call is on its way.
+                    temp.remove_abandoned();
                     loop {
                         std::thread::park();
                     }
@@ -173,20 +201,18 @@ mod linux {
 
         /// Removes the server's temporary directory.
         pub fn finish(&self) {
-            if let Ok(temp) = self.temp.as_ref() {
-                temp.remove();
-            }
+            self.temp.remove();
         }
 
         /// The fork server; the first call waits for its start on the
         /// blocking pool, not on the runtime's thread.
-        async fn fork_server(&self) -> Result<Arc<ForkServer>, String> {
-            if let Some(started) = self.start.server.get() {
+        async fn started(&self) -> Result<Started, String> {
+            if let Some(started) = self.start.started.get() {
                 return started.clone();
             }
             self.start_fork_server();
             let start = self.start.clone();
-            tokio::task::spawn_blocking(move || start.server.wait().clone())
+            tokio::task::spawn_blocking(move || start.started.wait().clone())
                 .await
                 .map_err(|e| format!("the sandbox did not start: {e}"))?
         }
@@ -196,23 +222,25 @@ mod linux {
             call: &Call<'_>,
             cancel: &CancellationToken,
         ) -> Result<Outcome, String> {
-            let fork_server = self.fork_server().await?;
-            let mut confinement = self.base.clone();
+            let Started { fork_server, base } = self.started().await?;
+            let mut confinement = base;
             confinement.layers = fork_server.layers;
             if call.read_only {
                 confinement.writable.clear();
                 confinement.read_only = true;
                 confinement.temp = None;
             }
+            // Made by now: the fork server's start made it.
+            let server_temp = self.temp.get();
             // Without a mount namespace for a fresh file system in memory,
             // each call gets a directory of its own, removed when it ends.
-            if let (false, Err(why)) = (call.read_only, self.temp.as_ref()) {
+            if let (false, Err(why)) = (call.read_only, server_temp) {
                 return Err(format!(
                     "there is no temporary directory for commands: {why}"
                 ));
             }
             let private = if confinement.temp.is_some() && !confinement.layers.mount_ns {
-                let temp = private_dir(&self.temp)?;
+                let temp = private_dir(server_temp)?;
                 let mount_point = confinement.temp.replace(temp.path().to_path_buf());
                 confinement
                     .writable
@@ -276,7 +304,6 @@ mod other_unix {
     use super::*;
     use crate::shell::run::direct::{self, Setup};
     use crate::shell::sandbox::macos::Profile;
-    use crate::shell::sandbox::temp::ServerTemp;
 
     /// Runs commands directly; on macOS under `sandbox-exec`.
     #[derive(Debug)]
@@ -284,7 +311,7 @@ mod other_unix {
         readable: Vec<PathBuf>,
         writable: Vec<PathBuf>,
         cpu_seconds: u64,
-        temp: Arc<Result<ServerTemp, String>>,
+        temp: Arc<LazyTemp>,
     }
 
     impl Executor {
@@ -294,13 +321,13 @@ mod other_unix {
                 readable,
                 writable,
                 cpu_seconds: config.timeout.as_secs() + sandbox::CPU_GRACE_SECONDS,
-                temp: Arc::new(server_temp()),
+                temp: Arc::new(LazyTemp::default()),
             }
         }
 
         pub fn start(&self) {
             let temp = self.temp.clone();
-            std::thread::spawn(move || remove_abandoned(&temp));
+            std::thread::spawn(move || temp.remove_abandoned());
             if cfg!(target_os = "macos") {
                 tracing::info!("bash sandbox: sandbox-exec with a profile made from the roots");
             } else {
@@ -312,9 +339,7 @@ mod other_unix {
         }
 
         pub fn finish(&self) {
-            if let Ok(temp) = self.temp.as_ref() {
-                temp.remove();
-            }
+            self.temp.remove();
         }
 
         pub async fn execute(
@@ -325,7 +350,7 @@ mod other_unix {
             let temp = if call.read_only || self.writable.is_empty() {
                 None
             } else {
-                Some(private_dir(&self.temp)?)
+                Some(private_dir(self.temp.get())?)
             };
             let mut writable = if call.read_only {
                 Vec::new()

@@ -52,9 +52,10 @@ fn granted(config: &BashConfig, roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf
     (readable, writable)
 }
 
-/// The server's temporary directory, made when the first bash call needs
-/// it: a session that never runs bash makes none, and start-up does not
-/// wait for the file system.
+/// The server's temporary directory, made when first needed: on Linux by
+/// the fork server's start at the first bash call (a session that never
+/// runs bash makes none), elsewhere by the sweep at start, on a thread of
+/// its own. Start-up never waits for the file system.
 #[cfg(unix)]
 #[derive(Debug, Default)]
 struct LazyTemp(std::sync::OnceLock<Result<sandbox::temp::ServerTemp, String>>);
@@ -83,9 +84,22 @@ impl LazyTemp {
         }
     }
 
-    /// Removes the directory, if it was made.
-    fn remove(&self) {
+    /// Removes the directory if it was made, without waiting for a
+    /// thread that may be making it (on Linux, a first bash call still
+    /// starting as the server exits: its directory is then swept by the
+    /// next server, as its lock is gone).
+    #[cfg(target_os = "linux")]
+    fn remove_if_made(&self) {
         if let Some(Ok(temp)) = self.0.get() {
+            temp.remove();
+        }
+    }
+
+    /// Removes the directory, waiting for it to be made if it is being
+    /// made (or making it): for servers whose sweep at start makes it.
+    #[cfg(not(target_os = "linux"))]
+    fn remove(&self) {
+        if let Ok(temp) = self.get() {
             temp.remove();
         }
     }
@@ -178,11 +192,13 @@ mod linux {
             let temp = self.temp.clone();
             self.start.once.call_once(move || {
                 std::thread::spawn(move || {
+                    // Made before any call may ask for it (see `execute`).
+                    let made = temp.get();
                     // Each call mounts a fresh file system in memory on this
                     // directory, in its own mount namespace.
                     if !base.read_only
-                        && let Ok(temp) = temp.get()
-                        && let Ok(mount_point) = temp.mount_point()
+                        && let Ok(made) = made
+                        && let Ok(mount_point) = made.mount_point()
                     {
                         base.writable.push(mount_point.clone());
                         base.temp = Some(mount_point);
@@ -201,7 +217,7 @@ mod linux {
 
         /// Removes the server's temporary directory.
         pub fn finish(&self) {
-            self.temp.remove();
+            self.temp.remove_if_made();
         }
 
         /// The fork server; the first call waits for its start on the
@@ -230,7 +246,8 @@ mod linux {
                 confinement.read_only = true;
                 confinement.temp = None;
             }
-            // Made by now: the fork server's start made it.
+            // Made by now: the fork server's thread made it before it
+            // answered, so this never waits on the runtime's thread.
             let server_temp = self.temp.get();
             // Without a mount namespace for a fresh file system in memory,
             // each call gets a directory of its own, removed when it ends.

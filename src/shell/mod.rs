@@ -125,8 +125,7 @@ pub struct Shell {
 }
 
 impl Shell {
-    /// Builds the shell for `config`. The sandbox starts on first use, or in
-    /// the background from [`Shell::start_sandbox`].
+    /// Builds the shell for `config`. The sandbox starts on first use.
     pub fn new(config: &BashConfig, guard: &Guard, writes: Arc<WriteGate>) -> Shell {
         let roots: Vec<PathBuf> = guard.roots().map(Path::to_path_buf).collect();
         Shell {
@@ -140,10 +139,11 @@ impl Shell {
         }
     }
 
-    /// At serve start, in the background: removes what servers that are
-    /// gone left behind. The sandbox itself (on Linux, its fork server)
-    /// starts with the first bash call, and logs one line saying what is
-    /// enforced.
+    /// At serve start. On Linux nothing: the fork server, the server's
+    /// temporary directory and the sweep of what dead servers left come
+    /// with the first bash call (a session that never runs bash sweeps
+    /// nothing; the next one that does, will). Elsewhere it logs what
+    /// confines commands, and sweeps in the background.
     pub fn start_sandbox(&self) {
         self.executor.start();
     }

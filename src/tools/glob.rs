@@ -187,8 +187,8 @@ pub struct Matches {
 
 /// Finds the files under `dirs` matching `pattern`: the first
 /// [`MAX_RESULTS`] in output order, and how many there are. Each walker
-/// thread keeps only its best [`MAX_RESULTS`], so memory is bounded by the
-/// answer, not by the tree.
+/// thread keeps fewer than twice [`MAX_RESULTS`] ([`Top`]), so memory is
+/// bounded by the answer, not by the tree.
 pub fn find(
     guard: &Guard,
     dirs: &[PathBuf],

@@ -483,9 +483,10 @@ impl Listing {
         Listing::first_batch(fd)
     }
 
-    /// At most this many entries are held at once: a bigger directory is
-    /// listed in batches ([`Listing::next_batch`]), so memory stays bounded
-    /// by the batch, not by the directory.
+    /// About this many entries are held at once (on Linux up to one read
+    /// of the directory more, at most 32 KiB of entries): a bigger
+    /// directory is listed in batches ([`Listing::next_batch`]), so memory
+    /// stays bounded by the batch, not by the directory.
     pub const BATCH: usize = 8192;
 
     pub(super) fn from_dir(dir: File) -> io::Result<Listing> {

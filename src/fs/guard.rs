@@ -481,14 +481,11 @@ pub enum EntryKind {
     Symlink,
     /// A FIFO, socket or device.
     Special,
-    /// The file system does not say; ask [`entry_metadata`].
-    Unknown,
 }
 
 /// The metadata of `path` itself (a symlink is not followed), or None if it
 /// cannot be read. Reads no content and cannot block, so it is safe
-/// anywhere; used to probe for `.git` and for entries whose type a directory
-/// does not report.
+/// anywhere; used to probe for `.git` and for the sizes list_directory shows.
 pub fn entry_metadata(path: &Path) -> Option<Metadata> {
     std::fs::symlink_metadata(path).ok()
 }

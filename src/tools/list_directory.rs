@@ -256,14 +256,6 @@ fn entry_is_dir(guard: &Guard, dir: &Resolved, name: &OsStr, kind: EntryKind) ->
             let resolved = guard.resolve_absolute(&dir.real().join(name)).ok()?;
             resolved.metadata().map(|m| m.is_dir())
         }
-        EntryKind::Unknown => {
-            let meta = entry_metadata(&dir.real().join(name))?;
-            if meta.file_type().is_symlink() {
-                entry_is_dir(guard, dir, name, EntryKind::Symlink)
-            } else {
-                Some(meta.is_dir())
-            }
-        }
         EntryKind::File | EntryKind::Special => Some(false),
     }
 }

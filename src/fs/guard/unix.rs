@@ -383,8 +383,8 @@ pub struct Listing {
     /// The names of the entries listed (all of them, or the current batch
     /// of a big directory), one after another.
     names: Vec<u8>,
-    /// Where each entry's name ends in `names`, and its type (never
-    /// `Unknown`: asked of the file system when the listing does not say).
+    /// Where each entry's name ends in `names`, and its type
+    /// ([`listed_kind`]).
     entries: Vec<(usize, EntryKind)>,
     /// Every entry has been read.
     complete: bool,
@@ -430,21 +430,19 @@ impl Listing {
     /// The type of entry `name`, for file systems that do not report it in
     /// the listing (a symlink is not followed).
     pub fn kind_of(&self, name: &OsStr) -> Option<EntryKind> {
-        let meta = self.stat(name)?;
-        let kind = rustix::fs::FileType::from_raw_mode(meta.mode as _);
-        Some(match kind {
-            rustix::fs::FileType::Directory => EntryKind::Directory,
-            rustix::fs::FileType::RegularFile => EntryKind::File,
-            rustix::fs::FileType::Symlink => EntryKind::Symlink,
-            _ => EntryKind::Special,
-        })
+        use std::os::unix::ffi::OsStrExt;
+        kind_at(self.fd().ok()?, name.as_bytes())
     }
 
-    /// When entry `name` was last modified (a symlink itself, not followed).
+    /// When entry `name` was last modified (a symlink itself, not followed;
+    /// the entry is not opened).
     pub fn modified(&self, name: &OsStr) -> Option<std::time::SystemTime> {
-        let meta = self.stat(name)?;
-        let since_epoch =
-            std::time::Duration::new(u64::try_from(meta.mtime_secs).ok()?, meta.mtime_nanos);
+        let dir = self.fd().ok()?;
+        let st = rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        let since_epoch = std::time::Duration::new(
+            u64::try_from(st.st_mtime).ok()?,
+            u32::try_from(st.st_mtime_nsec).ok()?,
+        );
         std::time::SystemTime::UNIX_EPOCH.checked_add(since_epoch)
     }
 
@@ -594,18 +592,12 @@ impl Listing {
                     break true;
                 };
                 let entry = entry?;
+                let dir = std::os::fd::AsFd::as_fd(&self.reader);
                 let name = entry.file_name().to_bytes();
-                if name == b"." || name == b".." {
-                    continue;
+                if let Some(kind) = listed_kind(dir, name, entry.file_type()) {
+                    names.extend_from_slice(name);
+                    entries.push((names.len(), kind));
                 }
-                let kind = match kind_of_entry(entry.file_type()) {
-                    EntryKind::Unknown => {
-                        kind_by_stat(std::os::fd::AsFd::as_fd(&self.reader), name)
-                    }
-                    kind => kind,
-                };
-                names.extend_from_slice(name);
-                entries.push((names.len(), kind));
             };
             self.names = names.as_slice().to_vec();
             self.entries = entries.as_slice().to_vec();
@@ -623,15 +615,10 @@ impl Listing {
             };
             let entry = entry?;
             let name = entry.file_name().to_bytes();
-            if name == b"." || name == b".." {
-                continue;
+            if let Some(kind) = listed_kind(self.reader.fd()?, name, entry.file_type()) {
+                self.names.extend_from_slice(name);
+                self.entries.push((self.names.len(), kind));
             }
-            let kind = match kind_of_entry(entry.file_type()) {
-                EntryKind::Unknown => kind_by_stat(self.reader.fd()?, name),
-                kind => kind,
-            };
-            self.names.extend_from_slice(name);
-            self.entries.push((self.names.len(), kind));
         }
         Ok(false)
     }
@@ -649,40 +636,6 @@ impl Listing {
         };
         read_bounded(file, max_bytes).map(Some)
     }
-
-    #[cfg(target_os = "linux")]
-    fn stat(&self, name: &OsStr) -> Option<EntryStat> {
-        use rustix::fs::{AtFlags, StatxFlags};
-        let flags = AtFlags::SYMLINK_NOFOLLOW;
-        let dir = self.fd().ok()?;
-        let st = rustix::fs::statx(dir, name, flags, StatxFlags::TYPE | StatxFlags::MTIME).ok()?;
-        Some(EntryStat {
-            mode: u32::from(st.stx_mode),
-            mtime_secs: st.stx_mtime.tv_sec,
-            mtime_nanos: st.stx_mtime.tv_nsec,
-        })
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn stat(&self, name: &OsStr) -> Option<EntryStat> {
-        use std::os::unix::fs::MetadataExt;
-        let flags = ReadKind::File.flags();
-        let dir = self.fd().ok()?;
-        let fd = rustix::fs::openat(dir, name, flags, rustix::fs::Mode::empty()).ok()?;
-        let meta = File::from(fd).metadata().ok()?;
-        Some(EntryStat {
-            mode: meta.mode(),
-            mtime_secs: meta.mtime(),
-            mtime_nanos: u32::try_from(meta.mtime_nsec()).unwrap_or(0),
-        })
-    }
-}
-
-/// What [`Listing`] needs to know of one entry.
-struct EntryStat {
-    mode: u32,
-    mtime_secs: i64,
-    mtime_nanos: u32,
 }
 
 impl Iterator for DirEntries {
@@ -695,42 +648,56 @@ impl Iterator for DirEntries {
                 Ok(entry) => entry,
                 Err(e) => return Some(Err(e.into())),
             };
+            let dir = match self.inner.fd() {
+                Ok(dir) => dir,
+                Err(e) => return Some(Err(e.into())),
+            };
             let name = entry.file_name().to_bytes();
-            if name == b"." || name == b".." {
-                continue;
+            if let Some(kind) = listed_kind(dir, name, entry.file_type()) {
+                return Some(Ok(DirItem {
+                    name: OsStr::from_bytes(name).to_os_string(),
+                    kind,
+                }));
             }
-            return Some(Ok(DirItem {
-                name: OsStr::from_bytes(name).to_os_string(),
-                kind: kind_of_entry(entry.file_type()),
-            }));
         }
     }
 }
 
-/// The type of entry `name` of directory `dir`, asked of the file system
-/// (a symlink not followed); one that cannot be asked is treated as special,
-/// which no walk enters or reads.
-fn kind_by_stat(dir: std::os::fd::BorrowedFd<'_>, name: &[u8]) -> EntryKind {
-    use rustix::fs::{AtFlags, FileType};
-    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-        Ok(st) => match FileType::from_raw_mode(st.st_mode as _) {
-            FileType::Directory => EntryKind::Directory,
-            FileType::RegularFile => EntryKind::File,
-            FileType::Symlink => EntryKind::Symlink,
-            _ => EntryKind::Special,
-        },
-        Err(_) => EntryKind::Special,
+/// The type of entry `name` of directory `dir` as a listing reports it:
+/// what the directory said, or where it does not say (some file systems
+/// never do), what `fstatat` says of the entry itself (never opened, a
+/// symlink not followed); one that cannot be asked is special, which no
+/// tool enters or reads. None for `.` and `..`, which no listing shows.
+fn listed_kind(
+    dir: std::os::fd::BorrowedFd<'_>,
+    name: &[u8],
+    reported: rustix::fs::FileType,
+) -> Option<EntryKind> {
+    if name == b"." || name == b".." {
+        return None;
     }
+    Some(match reported {
+        rustix::fs::FileType::Unknown => kind_at(dir, name).unwrap_or(EntryKind::Special),
+        reported => kind_of_type(reported),
+    })
 }
 
-/// An entry's type as a listing reports it.
-fn kind_of_entry(kind: rustix::fs::FileType) -> EntryKind {
+/// The type of entry `name` of directory `dir`, asked of the file system
+/// (not opened, a symlink not followed); None if it cannot be asked (gone).
+fn kind_at(dir: std::os::fd::BorrowedFd<'_>, name: &[u8]) -> Option<EntryKind> {
+    let st = rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    Some(kind_of_type(rustix::fs::FileType::from_raw_mode(
+        st.st_mode as _,
+    )))
+}
+
+/// The entry kind of a file type.
+fn kind_of_type(kind: rustix::fs::FileType) -> EntryKind {
     use rustix::fs::FileType;
     match kind {
         FileType::Directory => EntryKind::Directory,
         FileType::RegularFile => EntryKind::File,
         FileType::Symlink => EntryKind::Symlink,
-        FileType::Unknown => EntryKind::Unknown,
         _ => EntryKind::Special,
     }
 }

@@ -118,62 +118,37 @@ pub fn read(
         size,
         real,
     } = opened;
+    let range_or_default = range.unwrap_or(default_range);
     // A small file is read whole, once: sniffing and the window then work
     // on memory (fewer system calls than sniff, seek and stream).
-    let whole = if size <= SMALL_FILE_BYTES {
+    if size <= SMALL_FILE_BYTES {
         let mut data = Vec::with_capacity(size as usize + 1);
         file.read_to_end(&mut data).map_err(ReadFailure::Io)?;
-        Some(data)
-    } else {
-        None
-    };
-    let sniffed;
-    let head: &[u8] = match &whole {
-        Some(data) => &data[..data.len().min(SNIFF_BYTES)],
-        None => {
-            sniffed = read_head(&file).map_err(ReadFailure::Io)?;
-            &sniffed
-        }
-    };
-    let kind = filekind::classify(&real, head);
+        let kind = filekind::classify(&real, &data[..data.len().min(SNIFF_BYTES)]);
+        let may_show_whole = !lines && range_or_default.start == 0;
+        return body_of_whole(data, kind, size, range_or_default, may_show_whole);
+    }
+    let head = read_head(&file).map_err(ReadFailure::Io)?;
+    let kind = filekind::classify(&real, &head);
     let encoding = match kind {
         FileKind::Binary => return Ok(Body::Binary),
-        FileKind::Media(kind, mime) => {
+        FileKind::Media(..) => {
             if size > MAX_FILE_BYTES {
                 return Err(ReadFailure::TooLarge { size, text: false });
             }
-            let data = match whole {
-                Some(data) => data,
-                None => {
-                    let mut data = Vec::with_capacity(size as usize);
-                    file.read_to_end(&mut data).map_err(ReadFailure::Io)?;
-                    data
-                }
-            };
-            let base64 = base64::engine::general_purpose::STANDARD.encode(&data);
-            return Ok(Body::Media { kind, mime, base64 });
+            let mut data = Vec::with_capacity(size as usize);
+            file.read_to_end(&mut data).map_err(ReadFailure::Io)?;
+            return body_of_whole(data, kind, size, range_or_default, false);
         }
         FileKind::Svg if size > MAX_SVG_BYTES => return Ok(Body::SvgTooLarge),
-        FileKind::Svg => filekind::detect_bom(head).unwrap_or(Encoding::Utf8),
+        FileKind::Svg => filekind::detect_bom(&head).unwrap_or(Encoding::Utf8),
         FileKind::Text(encoding) => encoding,
     };
     if range.is_none() && size > MAX_FILE_BYTES {
         return Err(ReadFailure::TooLarge { size, text: true });
     }
-    let range = range.unwrap_or(default_range);
-    if !lines
-        && range.start == 0
-        && encoding.is_utf8()
-        && let Some(data) = &whole
-        && let Some(window) = lines::whole_text(&data[encoding.bom().len()..], range.count)
-    {
-        return Ok(Body::Text { window });
-    }
-    let window = match whole {
-        Some(data) => lines::read_window(Utf8Reader::new(&data[..], encoding), range),
-        None => lines::read_window(Utf8Reader::new(file, encoding), range),
-    }
-    .map_err(ReadFailure::Io)?;
+    let window = lines::read_window(Utf8Reader::new(file, encoding), range_or_default)
+        .map_err(ReadFailure::Io)?;
     Ok(Body::Text { window })
 }
 
@@ -221,16 +196,18 @@ pub fn read_block(
         buf.truncate(buf.len() - suffix.len());
     }
     let data = buf.split_off(prefix.len());
-    body_of_whole(data, kind, size, default_range).map(Block::Other)
+    body_of_whole(data, kind, size, default_range, true).map(Block::Other)
 }
 
-/// What [`read`] answers with no range, for a small file already read
-/// whole and classified.
+/// What [`read`] answers for a file already read whole and classified:
+/// `range`'s lines, or with `may_show_whole` a UTF-8 text that fits the
+/// range in one piece.
 fn body_of_whole(
     data: Vec<u8>,
     kind: FileKind,
     size: u64,
-    default_range: LineRange,
+    range: LineRange,
+    may_show_whole: bool,
 ) -> Result<Body, ReadFailure> {
     let encoding = match kind {
         FileKind::Binary => return Ok(Body::Binary),
@@ -244,13 +221,14 @@ fn body_of_whole(
         }
         FileKind::Text(encoding) => encoding,
     };
-    if encoding.is_utf8()
-        && let Some(window) = lines::whole_text(&data[encoding.bom().len()..], default_range.count)
+    if may_show_whole
+        && encoding.is_utf8()
+        && let Some(window) = lines::whole_text(&data[encoding.bom().len()..], range.count)
     {
         return Ok(Body::Text { window });
     }
-    let window = lines::read_window(Utf8Reader::new(&data[..], encoding), default_range)
-        .map_err(ReadFailure::Io)?;
+    let window =
+        lines::read_window(Utf8Reader::new(&data[..], encoding), range).map_err(ReadFailure::Io)?;
     Ok(Body::Text { window })
 }
 

@@ -249,7 +249,6 @@ pub fn search(
             if full.load(Ordering::Relaxed) {
                 let mut kept = lock();
                 if !kept.may_hold(f.rel) {
-                    kept.beyond = true;
                     return true;
                 }
             }

@@ -562,8 +562,7 @@ impl Lister<'_, '_> {
                 let wanted = !matches!(ignored, Ignored::Known(true))
                     && (!is_symlink
                         || (walk.options.file_links && walk.link_is_file_inside(&path)));
-                let rel = relative_to_start(&path, start);
-                if wanted && let Some(rel) = rel {
+                if wanted && let Some(rel) = relative_to_start(&path, start) {
                     let (rel, escaped) = escape_name(&rel);
                     let found = Found {
                         path: &path,

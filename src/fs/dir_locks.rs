@@ -9,8 +9,9 @@
 //! every directory above them, from its configuration check to its end. So
 //! a line that runs git and a write in another server never overlap: not
 //! when the writer's root holds the repository, not when it lies inside the
-//! work tree (a link made there during the line could lead into `.git`). Locks are taken without blocking, all or none,
-//! in path order, and retried, so two servers can never wait on each other.
+//! work tree (a link made there during the line could lead into `.git`).
+//! Locks are taken without blocking, all or none, in path order, and
+//! retried, so two servers can never wait on each other.
 //!
 //! `flock(2)` locks belong to the open file description: they conflict
 //! between servers, and between calls of one server too.

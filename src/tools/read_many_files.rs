@@ -665,11 +665,11 @@ fn read_one(state: &State, shown: &str, wanted: &Wanted) -> Piece {
                 block,
             };
         }
-        Ok(Block::Other(body)) => Ok(body),
-        Err(e) => Err(e),
+        Ok(Block::Other(body)) => body,
+        Err(e) => return skipped(failure_reason(e)),
     };
     match body {
-        Ok(Body::Text { window }) => {
+        Body::Text { window } => {
             let warning = if window.is_whole_file() {
                 ""
             } else {
@@ -686,7 +686,7 @@ fn read_one(state: &State, shown: &str, wanted: &Wanted) -> Piece {
                 block,
             }
         }
-        Ok(Body::Media { kind, mime, base64 }) => match asked {
+        Body::Media { kind, mime, base64 } => match asked {
             Asked::ByName => Piece::Media {
                 shown: shown.to_string(),
                 block: Box::new(media_block(kind, mime, base64, real)),
@@ -695,9 +695,8 @@ fn read_one(state: &State, shown: &str, wanted: &Wanted) -> Piece {
                 skipped(format!("{mime} file not asked for by name or extension"))
             }
         },
-        Ok(Body::Binary) => skipped("binary file".into()),
-        Ok(Body::SvgTooLarge) => skipped("SVG file larger than 1MB".into()),
-        Err(e) => skipped(failure_reason(e)),
+        Body::Binary => skipped("binary file".into()),
+        Body::SvgTooLarge => skipped("SVG file larger than 1MB".into()),
     }
 }
 

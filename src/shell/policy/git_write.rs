@@ -6,7 +6,8 @@
 //! (`clone -c`), copy hooks in (`init --template`), sign (the signing
 //! program comes from configuration), open an editor or ask at a terminal
 //! (`add -p`) are not in the tables, so they are refused. A subcommand the
-//! user allows that has no table here takes no options at all.
+//! user allows that has no table here, nor a read-only one, does not run
+//! (`git::check`).
 
 use super::options::{FLAG, OPT_TEXT, Operands, PATH, Parsed, Program, TEXT};
 use crate::shell::refusal::{Refusal, refuse};

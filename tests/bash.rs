@@ -87,6 +87,14 @@ async fn refused(server: &Server, command: &str) -> String {
     text
 }
 
+/// Refuses each of `commands`, each time saying `reason`.
+async fn refused_saying(server: &Server, commands: &[&str], reason: &str) {
+    for command in commands {
+        let text = refused(server, command).await;
+        assert!(text.contains(reason), "{command}: {text}");
+    }
+}
+
 async fn ran(server: &Server, command: &str) -> BashAnswer {
     let (err, text) = bash(server, command).await;
     assert!(!err, "refused: {command:?} -> {text}");
@@ -667,17 +675,16 @@ async fn class3_no_git_command_writes_into_the_repository_directory() {
             "git add",
         ])
         .await;
-    for command in [
-        "git mv -f evil.cfg .git/config; git diff -- notes.txt",
-        "git mv -f evil.cfg .GIT/config",
-        "git add .git/config",
-    ] {
-        let text = refused(&server, command).await;
-        assert!(
-            text.contains("repository's own directory"),
-            "{command}: {text}"
-        );
-    }
+    refused_saying(
+        &server,
+        &[
+            "git mv -f evil.cfg .git/config; git diff -- notes.txt",
+            "git mv -f evil.cfg .GIT/config",
+            "git add .git/config",
+        ],
+        "repository's own directory",
+    )
+    .await;
     // Through a link to it, and through a `.git` file's directory.
     std::os::unix::fs::symlink(".git", root.join("meta-link")).unwrap();
     refused(&server, "git mv -f evil.cfg meta-link/config").await;
@@ -723,17 +730,16 @@ async fn class3_a_line_cannot_change_the_tree_under_its_own_later_stages() {
     let server = l
         .server(&["--bash-allow", "git checkout", "--bash-allow", "git mv"])
         .await;
-    for command in [
-        "git checkout evil && git mv -f cfg.txt lnk/config && git status --short",
-        "git checkout evil; git mv h.sh lnk/hooks/pre-commit",
-        "git checkout evil | git mv -f cfg.txt lnk/config",
-    ] {
-        let text = refused(&server, command).await;
-        assert!(
-            text.contains("may change the work tree"),
-            "{command}: {text}"
-        );
-    }
+    refused_saying(
+        &server,
+        &[
+            "git checkout evil && git mv -f cfg.txt lnk/config && git status --short",
+            "git checkout evil; git mv h.sh lnk/hooks/pre-commit",
+            "git checkout evil | git mv -f cfg.txt lnk/config",
+        ],
+        "may change the work tree",
+    )
+    .await;
     // Call by call, the second call sees the link and refuses.
     assert_eq!(ran(&server, "git checkout evil").await.exit_code(), Some(0));
     assert!(root.join("lnk").is_symlink());
@@ -821,14 +827,16 @@ async fn class3_allowed_subcommands_without_a_table_do_not_run() {
     let server = l
         .server(&["--bash-allow", "git bisect", "--bash-allow", "git am"])
         .await;
-    for command in [
-        "git bisect start HEAD HEAD",
-        "git bisect run sh x.sh",
-        "git am p.mbox",
-    ] {
-        let text = refused(&server, command).await;
-        assert!(text.contains("no option table"), "{command}: {text}");
-    }
+    refused_saying(
+        &server,
+        &[
+            "git bisect start HEAD HEAD",
+            "git bisect run sh x.sh",
+            "git am p.mbox",
+        ],
+        "no option table",
+    )
+    .await;
     assert!(!marker.exists());
     assert!(!root.join(".git/BISECT_LOG").exists());
 }
@@ -1003,22 +1011,21 @@ async fn class7_deny_entries_hold_against_other_spellings() {
             "npm run test",
         ])
         .await;
-    for command in [
-        "git log",
-        "git -P log",
-        "git --no-pager log -n 1",
-        "git -C . log",
-        "git -C src/.. --no-pager log",
-        "npm run test",
-        "npm --silent run test",
-        "npm run --silent test",
-    ] {
-        let text = refused(&server, command).await;
-        assert!(
-            text.contains("denied by configuration"),
-            "{command}: {text}"
-        );
-    }
+    refused_saying(
+        &server,
+        &[
+            "git log",
+            "git -P log",
+            "git --no-pager log -n 1",
+            "git -C . log",
+            "git -C src/.. --no-pager log",
+            "npm run test",
+            "npm --silent run test",
+            "npm run --silent test",
+        ],
+        "denied by configuration",
+    )
+    .await;
     assert_eq!(
         ran(&server, "git status --short").await.exit_code(),
         Some(0)

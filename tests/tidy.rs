@@ -46,6 +46,29 @@ const FORBIDDEN: &[&str] = &[
 
 #[test]
 fn only_the_guard_layer_touches_the_file_system() {
+    let violations = lines_breaking(
+        |rel| GUARD_LAYER.iter().any(|layer| rel.starts_with(layer)),
+        |line| {
+            FORBIDDEN
+                .iter()
+                .find(|p| line.contains(*p))
+                .map(|pattern| format!("`{pattern}` in: {}", line.trim()))
+        },
+    );
+    assert!(
+        violations.is_empty(),
+        "file-system access outside the guard layer (src/fs/); go through the guard:\n{}",
+        violations.join("\n")
+    );
+}
+
+/// Every line of non-test code in `src/` that `breaks` a rule (which says
+/// how), in files the rule does not `exempt` (paths relative to the crate,
+/// `/`-separated), as `file:line: what`.
+fn lines_breaking(
+    exempt: impl Fn(&str) -> bool,
+    breaks: impl Fn(&str) -> Option<String>,
+) -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut violations = Vec::new();
     for file in rust_files(&root.join("src")) {
@@ -54,21 +77,17 @@ fn only_the_guard_layer_touches_the_file_system() {
             .unwrap()
             .to_string_lossy()
             .replace('\\', "/");
-        if GUARD_LAYER.iter().any(|layer| rel.starts_with(layer)) {
+        if exempt(&rel) {
             continue;
         }
         let text = std::fs::read_to_string(&file).unwrap();
         for (number, line) in non_test_code(&rel, &text) {
-            if let Some(pattern) = FORBIDDEN.iter().find(|p| line.contains(*p)) {
-                violations.push(format!("{rel}:{number}: `{pattern}` in: {}", line.trim()));
+            if let Some(what) = breaks(line) {
+                violations.push(format!("{rel}:{number}: {what}"));
             }
         }
     }
-    assert!(
-        violations.is_empty(),
-        "file-system access outside the guard layer (src/fs/); go through the guard:\n{}",
-        violations.join("\n")
-    );
+    violations
 }
 
 /// Where `print!` and `println!` may stand: the command-line front end
@@ -78,24 +97,10 @@ const FRONT_END: &[&str] = &["src/main.rs", "src/cli.rs"];
 
 #[test]
 fn only_the_command_line_front_end_prints_to_stdout() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut violations = Vec::new();
-    for file in rust_files(&root.join("src")) {
-        let rel = file
-            .strip_prefix(root)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
-        if FRONT_END.contains(&rel.as_str()) {
-            continue;
-        }
-        let text = std::fs::read_to_string(&file).unwrap();
-        for (number, line) in non_test_code(&rel, &text) {
-            if prints_to_stdout(line) {
-                violations.push(format!("{rel}:{number}: {}", line.trim()));
-            }
-        }
-    }
+    let violations = lines_breaking(
+        |rel| FRONT_END.contains(&rel),
+        |line| prints_to_stdout(line).then(|| line.trim().to_string()),
+    );
     assert!(
         violations.is_empty(),
         "print!/println! outside the command-line front end (stdout is the protocol; \

@@ -417,16 +417,6 @@ impl Listing {
         })
     }
 
-    /// How many entries are listed.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether no entries are listed.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// The type of entry `name`, for file systems that do not report it in
     /// the listing (a symlink is not followed).
     pub fn kind_of(&self, name: &OsStr) -> Option<EntryKind> {

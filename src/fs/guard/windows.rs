@@ -481,16 +481,6 @@ impl Listing {
             .map(|item| (item.name.as_os_str(), item.kind))
     }
 
-    /// How many entries are listed.
-    pub fn len(&self) -> usize {
-        self.items.len()
-    }
-
-    /// Whether no entries are listed.
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
-    }
-
     pub(super) fn from_dir(dir: File) -> io::Result<Listing> {
         let path = nt::final_path(&dir)?;
         let items = DirEntries::new(dir.try_clone()?)?.collect::<io::Result<Vec<DirItem>>>()?;

@@ -49,6 +49,14 @@ pub struct Cli {
     #[arg(long, value_name = "DIR", global = true)]
     pub bash_read: Vec<PathBuf>,
 
+    /// A path inside a root at and below which calls may create and change
+    /// what is otherwise protected (repeatable): git's hooks and config, new
+    /// repositories, agent and editor settings (docs/security.md, "What a
+    /// command leaves behind"). E.g. `--unprotect .vscode`, or
+    /// `--unprotect vendor` to let `git init` make repositories there.
+    #[arg(long, value_name = "PATH", global = true)]
+    pub unprotect: Vec<String>,
+
     /// A directory put on bash commands' PATH before the system directories,
     /// and readable (repeatable), e.g. `--bash-path ~/.cargo/bin`.
     #[arg(long, value_name = "DIR", global = true)]
@@ -175,6 +183,7 @@ impl Cli {
             self.roots.clone()
         };
         let mut config = Config::with_roots(roots);
+        config.unprotect = self.unprotect.clone();
         if self.read_only {
             mode = if mode == BashMode::Off {
                 BashMode::Off

@@ -107,6 +107,9 @@ impl Default for BashConfig {
 
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// Paths (as given, relative to the primary root or absolute) where
+    /// nothing is protected (`--unprotect`); the guard makes them absolute.
+    pub unprotect: Vec<String>,
     /// The roots as given; the guard canonicalises them.
     pub roots: Vec<PathBuf>,
     pub bash: BashConfig,
@@ -124,6 +127,7 @@ impl Config {
     /// library users).
     pub fn with_roots(roots: Vec<PathBuf>) -> Config {
         Config {
+            unprotect: Vec::new(),
             roots,
             bash: BashConfig::default(),
             read_only: false,

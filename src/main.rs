@@ -44,10 +44,13 @@ fn main() -> ExitCode {
         Ok(config) => config,
         Err(message) => return usage_error(&message),
     };
-    let guard = match Guard::new(&config.roots) {
+    let mut guard = match Guard::new(&config.roots) {
         Ok(guard) => guard,
         Err(e) => return usage_error(&e.to_string()),
     };
+    if let Err(message) = guard.unprotect(&config.unprotect) {
+        return usage_error(&message);
+    }
     if guard.roots().any(|r| r == std::path::Path::new("/")) {
         tracing::warn!("a root is '/': every file on this machine is within reach of the tools");
     }

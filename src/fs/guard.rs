@@ -73,6 +73,8 @@ struct Root {
 #[derive(Debug)]
 pub struct Guard {
     roots: Vec<Root>,
+    /// Where what a call leaves behind is not protected (`--unprotect`).
+    unprotected: crate::fs::protected::Unprotected,
     /// Cleared the first time the kernel refuses the one-call open beneath a
     /// root (`openat2` on Linux, `O_NOFOLLOW_ANY` on macOS); opens then take
     /// the component-by-component walk.
@@ -198,6 +200,7 @@ impl Guard {
         }
         Ok(Guard {
             roots: out,
+            unprotected: crate::fs::protected::Unprotected::default(),
             #[cfg(unix)]
             one_call_open: std::sync::atomic::AtomicBool::new(sys::one_call_open_available()),
         })
@@ -211,6 +214,43 @@ impl Guard {
         self.one_call_open
             .store(false, std::sync::atomic::Ordering::Relaxed);
         self
+    }
+
+    /// Lifts the protection of what a call leaves behind at and below each
+    /// of `paths` (relative to the primary root, or absolute; each must lie
+    /// in a root). Err names a path outside every root.
+    pub fn unprotect(&mut self, paths: &[String]) -> Result<(), String> {
+        for raw in paths {
+            let path = self
+                .absolute(raw)
+                .map_err(|_| format!("--unprotect {raw}: not a path inside a root"))?;
+            // The longest existing part is canonicalised, as the roots are.
+            let mut existing = path.as_path();
+            let mut rest = Vec::new();
+            let canonical = loop {
+                if let Ok(c) = std::fs::canonicalize(existing) {
+                    break c;
+                }
+                match (existing.parent(), existing.file_name()) {
+                    (Some(parent), Some(name)) => {
+                        rest.push(name.to_os_string());
+                        existing = parent;
+                    }
+                    _ => break path.clone(),
+                }
+            };
+            let full = rest.iter().rev().fold(canonical, |p, n| p.join(n));
+            if !self.contains(&full) {
+                return Err(format!("--unprotect {raw}: not a path inside a root"));
+            }
+            self.unprotected.0.push(full);
+        }
+        Ok(())
+    }
+
+    /// Where what a call leaves behind is not protected.
+    pub fn unprotected(&self) -> &crate::fs::protected::Unprotected {
+        &self.unprotected
     }
 
     /// The canonical roots, primary first.

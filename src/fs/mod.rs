@@ -7,6 +7,7 @@ pub mod dir_locks;
 pub mod guard;
 #[cfg(windows)]
 pub(crate) mod nt;
+pub mod protected;
 pub mod reading;
 // Windows path rules, compiled everywhere so their tests run on every
 // platform; only the Windows guard uses them.

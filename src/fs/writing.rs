@@ -33,6 +33,9 @@ impl Target {
 pub enum TargetError {
     Refused(crate::fs::guard::Refusal),
     InsideGit(String),
+    /// A file that git, an editor or an agent would run or obey outside
+    /// the sandbox (see `fs/protected.rs`): the path, and why.
+    Protected(String, String),
     IsDirectory(String),
 }
 
@@ -45,6 +48,12 @@ pub fn target(guard: &Guard, raw: &str) -> Result<Target, TargetError> {
     }
     if resolved.is_dir() {
         return Err(TargetError::IsDirectory(abs));
+    }
+    if let Some(root) = guard.containing_root(resolved.real())
+        && let Some(why) =
+            crate::fs::protected::write_refusal(root, resolved.real(), guard.unprotected())
+    {
+        return Err(TargetError::Protected(abs, why));
     }
     Ok(Target { resolved, abs })
 }

@@ -30,6 +30,8 @@ pub struct Call<'a> {
     pub deadline: Instant,
     /// The time limit as the answer states it.
     pub limit: Duration,
+    /// What a writable call may not change (bound over itself on Linux).
+    pub protect: super::sandbox::Protect,
 }
 
 #[cfg(target_os = "linux")]
@@ -220,6 +222,18 @@ mod linux {
             self.temp.remove_if_made();
         }
 
+        /// Whether a writable call's mount namespace binds the protected
+        /// files over themselves (else the check after the call puts them
+        /// back from copies).
+        pub async fn protects_by_mount(&self) -> bool {
+            self.started().await.is_ok_and(|started| {
+                crate::shell::sandbox::supervisor::namespaced(&Confinement {
+                    layers: started.fork_server.layers,
+                    ..started.base
+                })
+            })
+        }
+
         /// The fork server; the first call waits for its start on the
         /// blocking pool, not on the runtime's thread.
         async fn started(&self) -> Result<Started, String> {
@@ -276,6 +290,7 @@ mod linux {
                 cwd: call.cwd,
                 env: &env,
                 confinement,
+                protect: call.protect.clone(),
                 deadline: call.deadline,
                 limit: call.limit,
                 max_bytes: MAX_READ_BYTES,
@@ -357,6 +372,12 @@ mod other_unix {
 
         pub fn finish(&self) {
             self.temp.remove();
+        }
+
+        /// No mounts here: the check after a call puts protected files back
+        /// from copies.
+        pub async fn protects_by_mount(&self) -> bool {
+            false
         }
 
         pub async fn execute(

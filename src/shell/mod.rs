@@ -30,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{BashConfig, BashMode};
 use crate::fs::guard::{Guard, MAX_PATH_BYTES, Refusal as GuardRefusal};
+use crate::fs::protected::Survey;
 use crate::fs::write_gate::{GitAlone, WriteGate, Writing};
 use execute::{Call, Executor};
 use expand::{Budget, Expander};
@@ -106,6 +107,84 @@ impl Plan {
     }
 }
 
+/// A command line's outcome, and what the check after it undid.
+#[derive(Debug)]
+pub struct Ran {
+    pub outcome: Outcome,
+    /// One line per protected thing the call created or changed, and what
+    /// was done about it.
+    pub left_behind: Vec<String>,
+}
+
+/// How long, at most, the check after a call walks the roots.
+const AFTERCARE_TIME: Duration = Duration::from_secs(20);
+/// How long a dropped call's check waits for the call's processes to be
+/// gone (its supervisor gets SIGTERM, then SIGKILL three seconds later).
+const DROPPED_CALL_GRACE: Duration = Duration::from_secs(5);
+
+/// The survey taken before a writable call, and the check after it. If
+/// the call is dropped before it checks (a cancelled request whose future
+/// the dispatcher drops), the check runs all the same, on a thread of its
+/// own, once the call's processes are gone.
+struct Aftercare {
+    survey: Option<Survey>,
+    unprotected: crate::fs::protected::Unprotected,
+}
+
+impl Aftercare {
+    fn protect(&self) -> sandbox::Protect {
+        self.survey
+            .as_ref()
+            .map(|s| sandbox::Protect {
+                pinned: s.pinned(),
+                read_only: s.read_only(),
+            })
+            .unwrap_or_default()
+    }
+
+    /// Walks the roots again, undoes what the call left, and says so.
+    async fn check(mut self, guard: &Guard) -> Vec<String> {
+        let Some(survey) = self.survey.take() else {
+            return Vec::new();
+        };
+        let unprotected = self.unprotected.clone();
+        let uncopied = survey.uncopied();
+        let found = tokio::task::spawn_blocking(move || {
+            survey.check_after(&unprotected, Instant::now() + AFTERCARE_TIME)
+        })
+        .await
+        .unwrap_or_default();
+        let mut lines: Vec<String> = found
+            .iter()
+            .map(|f| f.describe(|p| guard.relative_display(p)))
+            .collect();
+        if uncopied > 0 && !lines.is_empty() {
+            lines.push(format!(
+                "{uncopied} protected files were too large to keep a copy of, so a change to \
+                 them could not be undone"
+            ));
+        }
+        lines
+    }
+}
+
+impl Drop for Aftercare {
+    fn drop(&mut self) {
+        if let Some(survey) = self.survey.take() {
+            let unprotected = self.unprotected.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(DROPPED_CALL_GRACE);
+                for finding in survey.check_after(&unprotected, Instant::now() + AFTERCARE_TIME) {
+                    tracing::warn!(
+                        "bash: after a cancelled call: {}",
+                        finding.describe(|p| p.display().to_string())
+                    );
+                }
+            });
+        }
+    }
+}
+
 /// The shell of one server: policy, sandbox and environment, built once.
 #[derive(Debug)]
 pub struct Shell {
@@ -167,12 +246,17 @@ impl Shell {
         guard: &Guard,
         deadline: Instant,
         cancel: &CancellationToken,
-    ) -> Result<Outcome, String> {
+    ) -> Result<Ran, String> {
         let turn = self.turns.acquire();
         let waited = self.wait_for(turn, deadline, cancel, "other commands held every turn");
         let _turn = match waited.await {
             Ok(turn) => turn.map_err(|e| e.to_string())?,
-            Err(ended) => return Ok(ended),
+            Err(ended) => {
+                return Ok(Ran {
+                    outcome: ended,
+                    left_behind: Vec::new(),
+                });
+            }
         };
         let writable = self.config.mode != BashMode::ReadOnly && !plan.writes_nothing;
         let gate = async {
@@ -198,7 +282,12 @@ impl Shell {
         let waited = self.wait_for(gate, deadline, cancel, "writes in the roots went on");
         let _gate = match waited.await {
             Ok(gate) => gate,
-            Err(ended) => return Ok(ended),
+            Err(ended) => {
+                return Ok(Ran {
+                    outcome: ended,
+                    left_behind: Vec::new(),
+                });
+            }
         };
         // What planning found of each repository may have changed while the
         // line waited; with the gate held, nothing in this server changes it
@@ -216,15 +305,59 @@ impl Shell {
                 .map_err(|why| self.refusal_message(&why))?;
         }
         self.check_git_configs(plan, deadline, cancel).await?;
+        let read_only = self.config.mode == BashMode::ReadOnly || plan.writes_nothing;
+        let aftercare = if read_only {
+            None
+        } else {
+            Some(self.survey(guard, deadline).await?)
+        };
         let call = Call {
             steps: &plan.steps,
             cwd: &self.cwd,
             env: &self.env,
-            read_only: self.config.mode == BashMode::ReadOnly || plan.writes_nothing,
+            read_only,
             deadline,
             limit: self.config.timeout,
+            protect: aftercare
+                .as_ref()
+                .map(Aftercare::protect)
+                .unwrap_or_default(),
         };
-        self.executor.execute(&call, cancel).await
+        let outcome = self.executor.execute(&call, cancel).await;
+        let left_behind = match aftercare {
+            Some(aftercare) => aftercare.check(guard).await,
+            None => Vec::new(),
+        };
+        Ok(Ran {
+            outcome: outcome?,
+            left_behind,
+        })
+    }
+
+    /// What protected things the roots hold before a writable call (see
+    /// `fs/protected.rs`). Err: the roots could not be surveyed, so the
+    /// call does not run.
+    async fn survey(&self, guard: &Guard, deadline: Instant) -> Result<Aftercare, String> {
+        let copies = !self.executor.protects_by_mount().await;
+        let roots: Vec<PathBuf> = guard.roots().map(Path::to_path_buf).collect();
+        let unprotected = guard.unprotected().clone();
+        let taken = tokio::task::spawn_blocking(move || {
+            Survey::take(&roots, &unprotected, copies, deadline).map(|s| (s, unprotected))
+        })
+        .await
+        .map_err(|e| format!("surveying the roots failed: {e}"))?;
+        match taken {
+            Ok((survey, unprotected)) => Ok(Aftercare {
+                survey: Some(survey),
+                unprotected,
+            }),
+            Err(why) => Err(format!(
+                "The command did not run: {why}. The server checks, before and after each \
+                 command that may write, that no command leaves behind what runs outside the \
+                 sandbox (docs/security.md); give smaller roots, or run with --bash-mode \
+                 read-only."
+            )),
+        }
     }
 
     /// Waits for `what` within the call's time limit and cancellation; Err
@@ -426,6 +559,7 @@ impl Shell {
                 read_only: true,
                 deadline: deadline.min(Instant::now() + GIT_CONFIG_TIMEOUT),
                 limit: GIT_CONFIG_TIMEOUT,
+                protect: sandbox::Protect::default(),
             };
             let outcome = self.executor.execute(&call, cancel).await?;
             let refused = |why: String| Err(self.refusal_message(&Refusal::new("git", why)));

@@ -65,12 +65,14 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
         .map_err(|e| ToolError(format!("planning the command failed: {e}")))?
     };
     let plan = planned.map_err(|r| ToolError(shell.refusal_message(&r)))?;
-    let outcome = shell
+    let ran = shell
         .run(&plan, &state.guard, deadline, &ctx.cancel)
         .await
         .map_err(ToolError)?;
-    let notes = plan.notes(state.config.bash.mode);
-    super::text(format_outcome(&outcome, &notes, &fresh_boundary()))
+    let mut notes = plan.notes(state.config.bash.mode);
+    // Paths the command chose: escaped, so they cannot forge the answer.
+    notes.extend(ran.left_behind.iter().map(|line| escape_controls(line)));
+    super::text(format_outcome(&ran.outcome, &notes, &fresh_boundary()))
 }
 
 /// A per-call marker for the section headers: output cannot forge a header

@@ -17,6 +17,11 @@ pub fn target_error_message(state: &State, e: TargetError) -> ToolError {
             "Refusing to write {abs}: it is inside a .git directory. Git's internal files must not \
              be edited directly; use git itself to change them."
         )),
+        TargetError::Protected(abs, why) => ToolError(format!(
+            "Refusing to write {abs}: {why}. Such files are protected so that nothing written \
+             here runs later with the user's full rights; the user can lift this with \
+             --unprotect."
+        )),
         TargetError::IsDirectory(abs) => {
             ToolError(format!("Path is a directory, not a file: {abs}"))
         }

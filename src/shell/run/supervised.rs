@@ -32,6 +32,8 @@ pub struct Setup<'a> {
     pub cwd: &'a Path,
     pub env: &'a [(String, String)],
     pub confinement: Confinement,
+    /// What the call's mount namespace binds over itself.
+    pub protect: crate::shell::sandbox::Protect,
     /// When the commands are killed.
     pub deadline: Instant,
     /// The time limit as the answer states it.
@@ -62,6 +64,7 @@ pub async fn run(
         cwd: setup.cwd.to_path_buf(),
         env: setup.env.to_vec(),
         confinement: setup.confinement.clone(),
+        protect: setup.protect.clone(),
     })
     .map_err(|e| format!("cannot encode the plan: {e}"))?;
     let cannot = |e: std::io::Error| format!("cannot start the call's supervisor: {e}");

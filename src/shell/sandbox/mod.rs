@@ -51,6 +51,17 @@ use serde::{Deserialize, Serialize};
 #[cfg(target_os = "linux")]
 pub use probe::Layers;
 
+/// What a writable call may not change, bound in its mount namespace (see
+/// `fs/protected.rs`): each of `pinned` onto itself (git directories and
+/// `.git` entries: a mount point cannot be renamed, removed or replaced),
+/// each of `read_only` read-only over itself (config, hooks, settings).
+/// Parents come before their children.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Protect {
+    pub pinned: Vec<std::path::PathBuf>,
+    pub read_only: Vec<std::path::PathBuf>,
+}
+
 /// The argument that makes the binary a supervisor instead of a server.
 pub const SUPERVISOR_ARG: &str = "__rootbound-sandbox-supervisor";
 

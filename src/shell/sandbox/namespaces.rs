@@ -296,6 +296,102 @@ pub fn remount_read_only(
     Ok(())
 }
 
+/// Binds each pinned path onto itself and each read-only path read-only
+/// over itself, in the call's mount namespace, so that no command can
+/// rename, remove, replace or change them. Each is opened without following
+/// a link anywhere on its way (a directory swapped for a link since the
+/// survey leads nowhere); one that is gone, or is a link now, is passed
+/// over: the check after the call sees whatever took its place.
+pub fn protect(protect: &super::Protect) -> Result<(), String> {
+    for path in &protect.pinned {
+        bind_over_itself(path, false)?;
+    }
+    for path in &protect.read_only {
+        bind_over_itself(path, true)?;
+    }
+    Ok(())
+}
+
+fn bind_over_itself(path: &std::path::Path, read_only: bool) -> Result<(), String> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let how = rustix::fs::ResolveFlags::NO_SYMLINKS | rustix::fs::ResolveFlags::NO_MAGICLINKS;
+    let flags =
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC;
+    let opened = rustix::fs::openat2(rustix::fs::CWD, path, flags, rustix::fs::Mode::empty(), how)
+        .or_else(|e| match e {
+            // Kernels before openat2: the last component is still not followed.
+            rustix::io::Errno::NOSYS => {
+                rustix::fs::openat(rustix::fs::CWD, path, flags, rustix::fs::Mode::empty())
+            }
+            e => Err(e),
+        });
+    let target = match opened {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR | rustix::io::Errno::LOOP) => {
+            return Ok(());
+        }
+        Err(e) => return Err(format!("protecting {}: {e}", path.display())),
+    };
+    if rustix::fs::fstat(&target).is_ok_and(|s| {
+        rustix::fs::FileType::from_raw_mode(s.st_mode) == rustix::fs::FileType::Symlink
+    }) {
+        return Ok(());
+    }
+    // SAFETY: open_tree with a valid descriptor and an empty C string.
+    let tree = unsafe {
+        libc::syscall(
+            libc::SYS_open_tree,
+            target.as_raw_fd(),
+            c"".as_ptr(),
+            (libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC) as libc::c_uint
+                | libc::AT_EMPTY_PATH as libc::c_uint,
+        )
+    };
+    if tree < 0 {
+        return Err(os_error(&format!("protecting {}", path.display())));
+    }
+    // SAFETY: the kernel gave us this descriptor.
+    let tree = unsafe { OwnedFd::from_raw_fd(tree as libc::c_int) };
+    if read_only {
+        let attr = MountAttr {
+            attr_set: libc::MOUNT_ATTR_RDONLY,
+            attr_clr: 0,
+            propagation: 0,
+            userns_fd: 0,
+        };
+        // SAFETY: mount_setattr on a detached mount's descriptor, with a
+        // correctly sized struct.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_mount_setattr,
+                tree.as_raw_fd(),
+                c"".as_ptr(),
+                libc::AT_EMPTY_PATH as libc::c_uint,
+                &attr as *const MountAttr,
+                std::mem::size_of::<MountAttr>(),
+            )
+        };
+        if rc != 0 {
+            return Err(os_error(&format!("protecting {}", path.display())));
+        }
+    }
+    // SAFETY: move_mount between two valid descriptors, empty paths.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            tree.as_raw_fd(),
+            c"".as_ptr(),
+            target.as_raw_fd(),
+            c"".as_ptr(),
+            libc::MOVE_MOUNT_F_EMPTY_PATH | libc::MOVE_MOUNT_T_EMPTY_PATH,
+        )
+    };
+    if rc != 0 {
+        return Err(os_error(&format!("protecting {}", path.display())));
+    }
+    Ok(())
+}
+
 /// As the PID namespace's init: kills every other process in it and reaps
 /// them (and any orphan), so none is left when this returns.
 pub fn kill_everything_as_init() {

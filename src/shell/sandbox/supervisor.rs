@@ -37,6 +37,8 @@ pub struct Request {
     pub cwd: PathBuf,
     pub env: Vec<(String, String)>,
     pub confinement: Confinement,
+    /// Bound over themselves in the call's mount namespace.
+    pub protect: super::Protect,
 }
 
 /// How the commands ended, as the supervisor reports it.
@@ -283,6 +285,9 @@ fn serve(
                 &hidden_dirs(confinement),
                 &fresh,
             )?;
+            if !confinement.read_only {
+                namespaces::protect(&request.protect)?;
+            }
         }
         None => namespaces::become_subreaper()?,
     }

@@ -30,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{BashConfig, BashMode};
 use crate::fs::guard::{Guard, MAX_PATH_BYTES, Refusal as GuardRefusal};
+#[cfg(unix)]
 use crate::fs::protected::Survey;
 use crate::fs::write_gate::{GitAlone, WriteGate, Writing};
 use execute::{Call, Executor};
@@ -117,20 +118,24 @@ pub struct Ran {
 }
 
 /// How long, at most, the check after a call walks the roots.
+#[cfg(unix)]
 const AFTERCARE_TIME: Duration = Duration::from_secs(20);
 /// How long a dropped call's check waits for the call's processes to be
 /// gone (its supervisor gets SIGTERM, then SIGKILL three seconds later).
+#[cfg(unix)]
 const DROPPED_CALL_GRACE: Duration = Duration::from_secs(5);
 
 /// The survey taken before a writable call, and the check after it. If
 /// the call is dropped before it checks (a cancelled request whose future
 /// the dispatcher drops), the check runs all the same, on a thread of its
 /// own, once the call's processes are gone.
+#[cfg(unix)]
 struct Aftercare {
     survey: Option<Survey>,
     unprotected: crate::fs::protected::Unprotected,
 }
 
+#[cfg(unix)]
 impl Aftercare {
     fn protect(&self) -> sandbox::Protect {
         self.survey
@@ -168,6 +173,7 @@ impl Aftercare {
     }
 }
 
+#[cfg(unix)]
 impl Drop for Aftercare {
     fn drop(&mut self) {
         if let Some(survey) = self.survey.take() {
@@ -306,11 +312,21 @@ impl Shell {
         }
         self.check_git_configs(plan, deadline, cancel).await?;
         let read_only = self.config.mode == BashMode::ReadOnly || plan.writes_nothing;
+        // Windows has no sandbox to protect in; only the write tools' rules
+        // apply there (docs/security.md).
+        #[cfg(unix)]
         let aftercare = if read_only {
             None
         } else {
             Some(self.survey(guard, deadline).await?)
         };
+        #[cfg(unix)]
+        let protect = aftercare
+            .as_ref()
+            .map(Aftercare::protect)
+            .unwrap_or_default();
+        #[cfg(not(unix))]
+        let protect = sandbox::Protect::default();
         let call = Call {
             steps: &plan.steps,
             cwd: &self.cwd,
@@ -318,16 +334,16 @@ impl Shell {
             read_only,
             deadline,
             limit: self.config.timeout,
-            protect: aftercare
-                .as_ref()
-                .map(Aftercare::protect)
-                .unwrap_or_default(),
+            protect,
         };
         let outcome = self.executor.execute(&call, cancel).await;
+        #[cfg(unix)]
         let left_behind = match aftercare {
             Some(aftercare) => aftercare.check(guard).await,
             None => Vec::new(),
         };
+        #[cfg(not(unix))]
+        let left_behind = Vec::new();
         Ok(Ran {
             outcome: outcome?,
             left_behind,
@@ -337,6 +353,7 @@ impl Shell {
     /// What protected things the roots hold before a writable call (see
     /// `fs/protected.rs`). Err: the roots could not be surveyed, so the
     /// call does not run.
+    #[cfg(unix)]
     async fn survey(&self, guard: &Guard, deadline: Instant) -> Result<Aftercare, String> {
         let copies = !self.executor.protects_by_mount().await;
         let roots: Vec<PathBuf> = guard.roots().map(Path::to_path_buf).collect();

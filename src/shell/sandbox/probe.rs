@@ -343,6 +343,21 @@ pub fn properties(layers: &Layers) -> Vec<Property> {
             ),
         ),
         (
+            "no hook, git config, repository or agent setting left to run later",
+            (
+                if layers.mount_ns && layers.pid_ns {
+                    "read-only bind mounts over each one, and the roots checked after the call \
+                     (new ones renamed aside)"
+                        .to_string()
+                } else {
+                    "the roots checked after the call only: new ones renamed aside, changed ones \
+                     put back from copies (no mount namespace to bind them read-only)"
+                        .to_string()
+                },
+                true,
+            ),
+        ),
+        (
             "the private temporary directory is removed after the call",
             (
                 "removed by the server; a killed server's by the next one".to_string(),

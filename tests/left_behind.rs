@@ -1,0 +1,421 @@
+//! What a command leaves behind (docs/security.md, "What a command leaves
+//! behind"): nothing a call writes may run later, outside the sandbox, when
+//! the user's own git or agent reads the roots. Every test is judged by
+//! effect: after the hostile call, the host's own `git status`, `git diff`,
+//! `git log` (through a pager) and `git commit` run in the root and in every
+//! directory below it, and no marker file appears outside the root.
+//!
+//! Each attack runs in three servers: the full shell in its sandbox with
+//! namespaces, the same with no namespaces at all (a user namespace whose
+//! limit is 0 and a process with no capabilities: the Docker and Ubuntu
+//! AppArmor case, where only the check after the call protects), and
+//! allowlist mode whose one allowed command is a test script the model
+//! wrote.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use common::{BashAnswer, Scratch, Server, all_text};
+use serde_json::json;
+
+/// How the server under attack runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// `--bash-mode unrestricted`, every sandbox layer this kernel has.
+    Unrestricted,
+    /// The same without namespaces: no mounts protect, the check after the
+    /// call does.
+    NoNamespaces,
+    /// `--bash-mode allowlist --bash-allow "sh run_tests.sh"`: the attack
+    /// is the test script.
+    TestScript,
+}
+
+const MODES: [Mode; 3] = [Mode::Unrestricted, Mode::NoNamespaces, Mode::TestScript];
+
+/// `<tmp>/root` is a git repository with one commit; `<tmp>/marks` is
+/// outside it, where a hostile program run by the host would leave a mark;
+/// `<tmp>/home` is the host git's home.
+struct Project {
+    tmp: Scratch,
+}
+
+impl Project {
+    fn new() -> Project {
+        let tmp = Scratch::new();
+        tmp.file("root/a.txt", "alpha\n");
+        tmp.dir("marks");
+        tmp.dir("home");
+        let project = Project { tmp };
+        let root = project.root();
+        project.host_git(&root, &["init", "-q", "-b", "main"]);
+        // A repository that reads config.worktree: one more file to plant.
+        project.host_git(&root, &["config", "extensions.worktreeConfig", "true"]);
+        project.host_git(&root, &["add", "a.txt"]);
+        project.host_git(&root, &["commit", "-q", "-m", "first"]);
+        project
+    }
+
+    fn root(&self) -> PathBuf {
+        self.tmp.path.join("root")
+    }
+
+    fn marks(&self) -> PathBuf {
+        self.tmp.path.join("marks")
+    }
+
+    /// The host's git, as the user runs it: their own rights, no sandbox.
+    fn host_git(&self, cwd: &Path, args: &[&str]) -> std::process::Output {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(cwd)
+            .env("HOME", self.tmp.path.join("home"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "u")
+            .env("GIT_AUTHOR_EMAIL", "u@example.com")
+            .env("GIT_COMMITTER_NAME", "u")
+            .env("GIT_COMMITTER_EMAIL", "u@example.com")
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run git")
+    }
+
+    /// The user's session after the call: git in every directory of the
+    /// root (a pager forced on, as a terminal would have it), and a commit
+    /// at the top. Then no mark may exist.
+    fn assert_host_runs_nothing(&self, attack: &str, mode: Mode, answer: &str) {
+        let mut dirs = vec![self.root()];
+        let mut k = 0;
+        while k < dirs.len() {
+            if let Ok(entries) = std::fs::read_dir(&dirs[k]) {
+                for entry in entries.flatten() {
+                    if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                        dirs.push(entry.path());
+                    }
+                }
+            }
+            k += 1;
+        }
+        for dir in &dirs {
+            self.host_git(dir, &["status"]);
+            self.host_git(dir, &["diff"]);
+            self.host_git(dir, &["-p", "log", "-1"]);
+        }
+        std::fs::write(self.root().join("a.txt"), "changed by the user\n").unwrap();
+        self.host_git(
+            &self.root(),
+            &["commit", "-q", "-a", "-m", "the user's commit"],
+        );
+        let marks: Vec<String> = std::fs::read_dir(self.marks())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            marks.is_empty(),
+            "{attack} in {mode:?}: the host ran what the call left: {marks:?}\nanswer: {answer}"
+        );
+    }
+
+    async fn server(&self, mode: Mode, extra: &[&str]) -> Server {
+        let root = self.root();
+        let mut args: Vec<String> = vec!["--root".into(), root.display().to_string()];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let (program, prefix): (String, Vec<String>) = match mode {
+            Mode::Unrestricted | Mode::TestScript => (common::BIN.into(), Vec::new()),
+            // A user namespace that may make no other, and no capabilities:
+            // no mount, PID or user namespace for calls.
+            Mode::NoNamespaces => (
+                "unshare".into(),
+                [
+                    "-U",
+                    "-r",
+                    "sh",
+                    "-c",
+                    "echo 0 > /proc/sys/user/max_user_namespaces && exec setpriv \
+                     --bounding-set=-all --inh-caps=-all --ambient-caps=-all \"$0\" \"$@\"",
+                    common::BIN,
+                ]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            ),
+        };
+        match mode {
+            Mode::TestScript => args.extend(
+                [
+                    "--bash-mode",
+                    "allowlist",
+                    "--bash-allow",
+                    "sh run_tests.sh",
+                ]
+                .iter()
+                .map(|s| s.to_string()),
+            ),
+            _ => args.extend(
+                ["--bash-mode", "unrestricted"]
+                    .iter()
+                    .map(|s| s.to_string()),
+            ),
+        }
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.args(prefix).args(args).env("RUST_LOG", "warn");
+        let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        Server {
+            client: rmcp::ServiceExt::serve((), transport).await.unwrap(),
+        }
+    }
+
+    /// Runs `script` as the mode runs hostile code: as the command line, or
+    /// as the test script the one allowed command runs.
+    async fn attack(&self, server: &Server, mode: Mode, script: &str) -> String {
+        let command = if mode == Mode::TestScript {
+            server
+                .ok_text(
+                    "write_file",
+                    json!({"file_path": self.root().join("run_tests.sh"), "content": script}),
+                )
+                .await;
+            "sh run_tests.sh".to_string()
+        } else {
+            script.to_string()
+        };
+        let result = server.call("bash", json!({"command": command})).await;
+        let text = all_text(&result);
+        assert_ne!(result.is_error, Some(true), "{command}: {text}");
+        text
+    }
+}
+
+/// Each hostile script: what it plants, with `M` standing for the marks
+/// directory; and whether the answer must say something was undone (the
+/// plants a read-only mount refuses outright leave nothing to undo).
+const ATTACKS: &[(&str, &str, bool)] = &[
+    (
+        "a hook",
+        "printf '#!/bin/sh\\ntouch M/hook\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit",
+        false,
+    ),
+    (
+        "core.fsmonitor",
+        "git config core.fsmonitor 'touch M/fsmonitor; false'; \
+         printf '[core]\\n\\tfsmonitor = touch M/fsmonitor2; false\\n' >> .git/config",
+        false,
+    ),
+    (
+        "core.hooksPath",
+        "mkdir -p hooks2 && printf '#!/bin/sh\\ntouch M/hookspath\\n' > hooks2/pre-commit && \
+         chmod +x hooks2/pre-commit; git config core.hooksPath hooks2",
+        false,
+    ),
+    (
+        "config.worktree",
+        "printf '[core]\\n\\tfsmonitor = touch M/worktree; false\\n' > .git/config.worktree",
+        true,
+    ),
+    (
+        "a new repository",
+        "git init -q sub && git -C sub config core.fsmonitor 'touch M/sub; false' && \
+         printf '#!/bin/sh\\ntouch M/subhook\\n' > sub/.git/hooks/pre-commit && \
+         chmod +x sub/.git/hooks/pre-commit",
+        true,
+    ),
+    (
+        "a separate git directory",
+        "git init -q --separate-git-dir=meta wt && git -C wt config core.fsmonitor 'touch M/meta; false'",
+        true,
+    ),
+    (
+        "a bare repository",
+        "git init -q --bare bare.git && git -C bare.git config core.pager 'touch M/bare; cat'",
+        true,
+    ),
+    (
+        "a common directory",
+        "git init -q --bare evil && git -C evil config core.fsmonitor 'touch M/commondir; false' && \
+         echo ../evil > .git/commondir",
+        true,
+    ),
+    (
+        ".git replaced",
+        "mv .git .git-old && cp -r .git-old .git && \
+         printf '[core]\\n\\tfsmonitor = touch M/replaced; false\\n' >> .git/config",
+        false,
+    ),
+    (
+        "hooks swapped for a link",
+        "mkdir -p evilhooks && printf '#!/bin/sh\\ntouch M/linkedhooks\\n' > evilhooks/pre-commit && \
+         chmod +x evilhooks/pre-commit && rm -rf .git/hooks && ln -s ../evilhooks .git/hooks",
+        false,
+    ),
+    (
+        "agent and editor settings",
+        "mkdir -p .gemini .vscode && \
+         echo '{\"mcpServers\":{\"x\":{\"command\":\"touch\",\"args\":[\"M/gemini\"]}}}' > .gemini/settings.json && \
+         echo '{}' > .vscode/tasks.json && echo '{}' > .mcp.json",
+        true,
+    ),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_a_call_plants_runs_when_the_user_runs_git() {
+    for mode in MODES {
+        for (attack, script, says) in ATTACKS {
+            let project = Project::new();
+            let server = project.server(mode, &[]).await;
+            let script = script.replace('M', &project.marks().display().to_string());
+            let answer = project.attack(&server, mode, &script).await;
+            project.assert_host_runs_nothing(attack, mode, &answer);
+            // Where the plant itself failed (seccomp refuses the chmod git
+            // init makes when no read-only mount stands in), nothing is left
+            // to undo; else the answer must say what was.
+            let parsed = BashAnswer::parse(&answer);
+            if *says && parsed.exit_code() == Some(0) {
+                assert!(
+                    parsed.notes.iter().any(|n| n.contains("renamed to")),
+                    "{attack} in {mode:?}: the answer does not say what was undone: {answer}"
+                );
+            }
+            // The user's repository still works: the commit above landed.
+            let log = project.host_git(&project.root(), &["log", "--format=%s", "-1"]);
+            assert_eq!(
+                String::from_utf8_lossy(&log.stdout).trim(),
+                "the user's commit",
+                "{attack} in {mode:?}: {answer}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn allowed_git_writes_still_commit_and_read_only_git_still_reads() {
+    let project = Project::new();
+    let server = project.server(Mode::Unrestricted, &[]).await;
+    let answer = project
+        .attack(
+            &server,
+            Mode::Unrestricted,
+            "echo more >> a.txt && git -c user.name=m -c user.email=m@example.com commit -q -am 'by the model' && git log --format=%s -1",
+        )
+        .await;
+    let parsed = BashAnswer::parse(&answer);
+    assert_eq!(parsed.exit_code(), Some(0), "{answer}");
+    assert!(parsed.notes.is_empty(), "{answer}");
+    let log = project.host_git(&project.root(), &["log", "--format=%s", "-1"]);
+    assert_eq!(String::from_utf8_lossy(&log.stdout).trim(), "by the model");
+
+    let allowlist = Project::new();
+    allowlist.host_git(&allowlist.root(), &["config", "user.name", "m"]);
+    allowlist.host_git(
+        &allowlist.root(),
+        &["config", "user.email", "m@example.com"],
+    );
+    let server = Server::start(
+        &[&allowlist.root()],
+        &[
+            "--bash-mode",
+            "allowlist",
+            "--bash-allow",
+            "git add",
+            "--bash-allow",
+            "git commit",
+        ],
+    )
+    .await;
+    std::fs::write(allowlist.root().join("b.txt"), "beta\n").unwrap();
+    let add = server
+        .ok_text("bash", json!({"command": "git add b.txt"}))
+        .await;
+    assert_eq!(BashAnswer::parse(&add).exit_code(), Some(0), "{add}");
+    let commit = server
+        .ok_text(
+            "bash",
+            json!({"command": "git commit -q -m 'allowed commit'"}),
+        )
+        .await;
+    let host_log = allowlist.host_git(&allowlist.root(), &["log", "--format=%s", "-1"]);
+    assert_eq!(
+        String::from_utf8_lossy(&host_log.stdout).trim(),
+        "allowed commit",
+        "{commit}"
+    );
+    let log = server
+        .ok_text("bash", json!({"command": "git log --format=%s -1"}))
+        .await;
+    assert!(log.contains("allowed commit"), "{log}");
+}
+
+#[tokio::test]
+async fn the_write_tools_refuse_what_git_and_agents_would_obey() {
+    let project = Project::new();
+    let root = project.root();
+    // A separate git directory and a bare repository, made by the user.
+    project.host_git(&root, &["init", "-q", "--separate-git-dir=meta", "wt"]);
+    project.host_git(&root, &["init", "-q", "--bare", "bare.git"]);
+    std::fs::create_dir_all(root.join("almost/objects")).unwrap();
+    std::fs::create_dir_all(root.join("almost/refs")).unwrap();
+    let server = Server::start(&[&root], &["--unprotect", ".vscode"]).await;
+    let evil = "[core]\n\tfsmonitor = touch /nonexistent; false\n";
+    for target in [
+        "meta/config",
+        "meta/hooks/pre-commit",
+        "bare.git/config",
+        "bare.git/hooks/post-update",
+        "wt/.git",
+        "sub/.git/config",
+        ".gemini/settings.json",
+        ".claude/settings.json",
+        ".mcp.json",
+        "nested/dir/.cursor/mcp.json",
+        "almost/HEAD",
+    ] {
+        let before = std::fs::read(root.join(target)).ok();
+        let message = server
+            .err_text(
+                "write_file",
+                json!({"file_path": root.join(target), "content": if target.ends_with("HEAD") { "ref: refs/heads/main\n" } else { evil }}),
+            )
+            .await;
+        assert!(message.contains("Refusing to write"), "{target}: {message}");
+        assert_eq!(
+            std::fs::read(root.join(target)).ok(),
+            before,
+            "{target} changed"
+        );
+    }
+    let config = std::fs::read_to_string(root.join("meta/config")).unwrap();
+    let message = server
+        .err_text(
+            "replace",
+            json!({"file_path": root.join("meta/config"), "old_string": "[core]", "new_string": evil}),
+        )
+        .await;
+    assert!(message.contains("Refusing to write"), "{message}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("meta/config")).unwrap(),
+        config
+    );
+    // What the user unprotected is written as usual.
+    server
+        .ok_text(
+            "write_file",
+            json!({"file_path": root.join(".vscode/settings.json"), "content": "{}\n"}),
+        )
+        .await;
+    // A file merely named like git's is not refused outside a git directory.
+    server
+        .ok_text(
+            "write_file",
+            json!({"file_path": root.join("docs/HEAD"), "content": "not git\n"}),
+        )
+        .await;
+    let _ = PathBuf::new();
+}

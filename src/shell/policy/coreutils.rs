@@ -5,8 +5,19 @@
 //! walk are left out on purpose, and the notable ones are listed as refused
 //! with the reason.
 
-use super::options::{FLAG, OPT_TEXT, Operands, PATH, Parsed, Program, TEXT};
+use super::options::{FLAG, OPT_TEXT, Operands, OptionsEnd, PATH, Parsed, Program, TEXT, Words};
 use crate::shell::refusal::{Refusal, refuse};
+
+/// Where GNU's tools stop reading options. On Linux (glibc), where they are
+/// GNU coreutils and diffutils, only at `--`: `getopt_long` permutes, so
+/// `cat a -n` numbers lines. The BSD tools of macOS stop at the first
+/// operand, and GNU's may stand before them in PATH, so there a word after
+/// an operand that starts with `-` is refused.
+const GNU: OptionsEnd = if cfg!(target_os = "linux") {
+    OptionsEnd::Dashdash
+} else {
+    OptionsEnd::Differs
+};
 
 const FILES0_FROM: (&str, &str) = (
     "--files0-from",
@@ -38,6 +49,8 @@ pub const CAT: Program = Program {
     refused: &[],
     operands: Operands::Paths,
     numbers: false,
+    options_end: GNU,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -60,6 +73,8 @@ pub const HEAD: Program = Program {
     refused: &[],
     operands: Operands::Paths,
     numbers: true,
+    options_end: GNU,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -89,6 +104,8 @@ pub const TAIL: Program = Program {
     refused: &[],
     operands: Operands::Paths,
     numbers: true,
+    options_end: GNU,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -111,6 +128,8 @@ pub const WC: Program = Program {
     refused: &[FILES0_FROM],
     operands: Operands::Paths,
     numbers: false,
+    options_end: GNU,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -214,6 +233,8 @@ pub const LS: Program = Program {
     ],
     operands: Operands::PathsNoFollowWith(LS_NO_FOLLOW),
     numbers: false,
+    options_end: GNU,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -282,6 +303,12 @@ pub const TREE: Program = Program {
     ],
     operands: Operands::Paths,
     numbers: false,
+    // tree's own reader takes options anywhere; a letter that takes a
+    // value takes the next word and the cluster reads on (`-Po x out` is
+    // `-P x -o out`), digits attached only to `-L` (`-L2`; tree before
+    // 2.1.3 exits on the digit instead, having done nothing).
+    options_end: OptionsEnd::Dashdash,
+    words: Words::NextWord(&["-L"]),
     rules: None,
 };
 
@@ -355,6 +382,9 @@ pub const FILE: Program = Program {
     ],
     operands: Operands::PathsNoFollow,
     numbers: false,
+    // file uses the C library's `getopt_long`, which permutes on BSD too.
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -383,6 +413,8 @@ pub const STAT: Program = Program {
     ],
     operands: Operands::PathsNoFollow,
     numbers: false,
+    options_end: GNU,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -449,6 +481,8 @@ pub const DU: Program = Program {
     ],
     operands: Operands::Paths,
     numbers: false,
+    options_end: GNU,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -484,6 +518,8 @@ pub const DF: Program = Program {
     refused: &[],
     operands: Operands::Paths,
     numbers: false,
+    options_end: GNU,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -494,6 +530,8 @@ pub const PWD: Program = Program {
     refused: &[],
     operands: Operands::None,
     numbers: false,
+    options_end: GNU,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -511,6 +549,10 @@ pub const BASENAME: Program = Program {
     refused: &[],
     operands: Operands::Texts,
     numbers: false,
+    // GNU's option string starts with `+`, and BSD's getopt stops too:
+    // `basename /a/b.rs -s .rs` has three operands.
+    options_end: OptionsEnd::FirstOperand,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -521,6 +563,8 @@ pub const DIRNAME: Program = Program {
     refused: &[],
     operands: Operands::Texts,
     numbers: false,
+    options_end: GNU,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -549,6 +593,8 @@ pub const REALPATH: Program = Program {
     refused: &[],
     operands: Operands::Paths,
     numbers: false,
+    options_end: GNU,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -613,6 +659,8 @@ pub const SORT: Program = Program {
     ],
     operands: Operands::Paths,
     numbers: false,
+    options_end: GNU,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -643,6 +691,8 @@ pub const UNIQ: Program = Program {
     refused: &[],
     operands: Operands::AtMostPaths(1),
     numbers: false,
+    options_end: GNU,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -669,6 +719,8 @@ pub const CUT: Program = Program {
     refused: &[],
     operands: Operands::Paths,
     numbers: false,
+    options_end: GNU,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -689,6 +741,10 @@ pub const TR: Program = Program {
     refused: &[],
     operands: Operands::Texts,
     numbers: false,
+    // GNU's option string starts with `+` (`tr a -d` maps `a` to `-`), and
+    // BSD's getopt stops there too.
+    options_end: OptionsEnd::FirstOperand,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -802,6 +858,9 @@ pub const DIFF: Program = Program {
     ],
     operands: Operands::Paths,
     numbers: false,
+    // GNU diff and macOS's (FreeBSD's, through `getopt_long`) both permute.
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: Some(diff_rules),
 };
 
@@ -824,6 +883,8 @@ pub const CMP: Program = Program {
     refused: &[],
     operands: Operands::LeadingPaths(2),
     numbers: false,
+    options_end: GNU,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -844,6 +905,8 @@ pub const COMM: Program = Program {
     refused: &[],
     operands: Operands::Paths,
     numbers: false,
+    options_end: GNU,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -877,6 +940,8 @@ pub const NL: Program = Program {
     refused: &[],
     operands: Operands::Paths,
     numbers: false,
+    options_end: GNU,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -914,10 +979,14 @@ pub const OD: Program = Program {
     refused: &[],
     operands: Operands::Paths,
     numbers: false,
+    options_end: GNU,
+    words: Words::Getopt,
     rules: None,
 };
 
-/// xxd spells its long options with one dash (`-cols`, `-ps`).
+/// xxd spells its long options with one dash (`-cols`, `-ps`), reads one
+/// option per word, and stops at its first operand; a second operand is its
+/// output file, which `AtMostPaths(1)` refuses.
 pub const XXD: Program = Program {
     name: "xxd",
     options: &[
@@ -962,6 +1031,10 @@ pub const XXD: Program = Program {
     refused: &[],
     operands: Operands::AtMostPaths(1),
     numbers: false,
+    // xxd's own reader stops at the first operand: in `xxd -r -p in -n/x`,
+    // `-n/x` is the output file.
+    options_end: OptionsEnd::FirstOperand,
+    words: Words::Whole,
     rules: None,
 };
 
@@ -993,6 +1066,8 @@ pub const SHA256SUM: Program = Program {
     refused: SUM_REFUSED,
     operands: Operands::Paths,
     numbers: false,
+    options_end: GNU,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -1003,6 +1078,8 @@ pub const MD5SUM: Program = Program {
     refused: SUM_REFUSED,
     operands: Operands::Paths,
     numbers: false,
+    options_end: GNU,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -1013,6 +1090,10 @@ pub const WHICH: Program = Program {
     refused: &[],
     operands: Operands::Texts,
     numbers: false,
+    // Debian's which is a script reading `getopts`, which stops at the first
+    // operand; GNU which (other distributions) permutes.
+    options_end: OptionsEnd::Differs,
+    words: Words::Getopt,
     rules: None,
 };
 

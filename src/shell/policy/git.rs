@@ -10,7 +10,8 @@
 use std::path::PathBuf;
 
 use super::options::{
-    self, FLAG, OPT_TEXT, Operands, PATH, Parsed, PathCheck, Program, TEXT, TEXT_OR_DEFAULT, Takes,
+    self, FLAG, OPT_TEXT, Operands, OptionsEnd, PATH, Parsed, PathCheck, Program, TEXT,
+    TEXT_OR_DEFAULT, Takes, Words,
 };
 use crate::shell::refusal::{Refusal, refuse};
 
@@ -746,6 +747,8 @@ pub const LOG: Program = Program {
     refused: REVISION_REFUSED,
     operands: Operands::Paths,
     numbers: true,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -778,6 +781,8 @@ pub const DIFF: Program = Program {
     refused: DIFF_REFUSED,
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -866,6 +871,10 @@ pub const GREP: Program = Program {
     ],
     operands: Operands::PatternThenPaths(&["-e", "-f"]),
     numbers: true,
+    // `PARSE_OPT_STOP_AT_NON_OPTION`: the pattern ends the options, and
+    // git dies on a later word that starts with `-` (unless after `--`).
+    options_end: OptionsEnd::FirstOperand,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -898,6 +907,8 @@ pub const STATUS: Program = Program {
     refused: &[("--ignore-submodules", SUBMODULES)],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -946,6 +957,8 @@ pub const BLAME: Program = Program {
     refused: &[("--textconv", "runs text-conversion programs")],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -1001,6 +1014,8 @@ pub const LS_FILES: Program = Program {
     ],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -1025,6 +1040,8 @@ pub const LS_TREE: Program = Program {
     refused: &[],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -1079,6 +1096,8 @@ pub const REV_PARSE: Program = Program {
     )],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -1101,6 +1120,8 @@ pub const REV_LIST: Program = Program {
     refused: REVISION_REFUSED,
     operands: Operands::Paths,
     numbers: true,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -1122,6 +1143,8 @@ pub const SHORTLOG: Program = Program {
     refused: REVISION_REFUSED,
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -1145,6 +1168,8 @@ pub const DESCRIBE: Program = Program {
     refused: &[("--dirty", SUBMODULES), ("--broken", SUBMODULES)],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -1168,6 +1193,8 @@ pub const CAT_FILE: Program = Program {
     ],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -1222,6 +1249,8 @@ pub const BRANCH: Program = Program {
     refused: &[],
     operands: Operands::Texts,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: Some(listing_rules),
 };
 
@@ -1232,6 +1261,8 @@ pub const TAG: Program = Program {
     refused: &[],
     operands: Operands::Texts,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: Some(listing_rules),
 };
 
@@ -1256,6 +1287,8 @@ pub const SHOW_REF: Program = Program {
     refused: &[],
     operands: Operands::Texts,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -1273,6 +1306,8 @@ pub const MERGE_BASE: Program = Program {
     refused: &[],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -1291,6 +1326,8 @@ pub const NAME_REV: Program = Program {
     refused: &[],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -1306,6 +1343,8 @@ pub const COUNT_OBJECTS: Program = Program {
     refused: &[],
     operands: Operands::None,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -1316,6 +1355,8 @@ pub const VERSION: Program = Program {
     refused: &[],
     operands: Operands::None,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -1458,6 +1499,44 @@ mod tests {
         assert!(ok.is_ok());
         let bad = check(&words("commit ../x"), &Lexical, &["commit".into()]);
         assert!(bad.is_err());
+    }
+
+    /// `git grep` stops reading options at its pattern (git dies on a later
+    /// word that starts with `-`); such a word is an operand, a path.
+    #[test]
+    fn git_grep_reads_no_option_after_its_pattern() {
+        let args = words("-n foo --cached -O/../x");
+        let parsed = options::parse(&GREP, &args).unwrap();
+        assert_eq!(parsed.options.len(), 1);
+        assert_eq!(parsed.operands, ["foo", "--cached", "-O/../x"]);
+        let e = run("grep foo -O/../x").unwrap_err();
+        assert!(e.reason.contains("outside"), "{e:?}");
+        assert!(run("grep -e foo -- src").is_ok());
+    }
+
+    /// `git config` stops reading options at its first operand: in `git
+    /// config core.hooksPath --get` the value is `--get`, which is set.
+    #[test]
+    fn git_config_reads_a_value_that_looks_like_an_option_as_the_value() {
+        let config = |line: &str| check(&words(line), &Lexical, &["config".into()]);
+        for bad in [
+            "config core.hooksPath --get",
+            "config core.fsmonitor --list",
+            "config set core.hooksPath --get",
+            "config set --all core.hooksPath x",
+            "config set -- core.hooksPath x",
+            "config -- core.hooksPath x",
+        ] {
+            assert!(config(bad).is_err(), "{bad}");
+        }
+        for ok in [
+            "config --get core.hooksPath",
+            "config user.name --unset",
+            "config set -- user.name x",
+            "config --unset core.hooksPath",
+        ] {
+            assert!(config(ok).is_ok(), "{ok}: {:?}", config(ok));
+        }
     }
 
     #[test]

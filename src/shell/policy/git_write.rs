@@ -9,7 +9,7 @@
 //! user allows that has no table here, nor a read-only one, does not run
 //! (`git::check`).
 
-use super::options::{FLAG, OPT_TEXT, Operands, PATH, Parsed, Program, TEXT};
+use super::options::{FLAG, OPT_TEXT, Operands, OptionsEnd, PATH, Parsed, Program, TEXT, Words};
 use crate::shell::refusal::{Refusal, refuse};
 
 /// The writing subcommands rootbound has tables for.
@@ -89,6 +89,8 @@ pub const ADD: Program = Program {
     ],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -155,6 +157,8 @@ pub const COMMIT: Program = Program {
     ],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -192,6 +196,8 @@ pub const CHECKOUT: Program = Program {
     ],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -226,6 +232,8 @@ pub const SWITCH: Program = Program {
     refused: &[("--recurse-submodules", SUBMODULE_WORK)],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -260,6 +268,8 @@ pub const RESTORE: Program = Program {
     ],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -287,6 +297,8 @@ pub const RESET: Program = Program {
     ],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -319,6 +331,8 @@ pub const STASH: Program = Program {
     ],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -340,6 +354,8 @@ pub const RM: Program = Program {
     refused: &[("--pathspec-from-file", NAMES_FILE)],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -358,6 +374,8 @@ pub const MV: Program = Program {
     refused: &[],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -420,6 +438,8 @@ pub const MERGE: Program = Program {
     refused: MERGE_LIKE_REFUSED,
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -449,6 +469,8 @@ pub const CHERRY_PICK: Program = Program {
     refused: PICK_REFUSED,
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -474,6 +496,8 @@ pub const REVERT: Program = Program {
     refused: PICK_REFUSED,
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -524,6 +548,8 @@ pub const REBASE: Program = Program {
     ],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -561,6 +587,8 @@ pub const APPLY: Program = Program {
     )],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -583,6 +611,8 @@ pub const CLEAN: Program = Program {
     refused: &[("-i", INTERACTIVE), ("--interactive", INTERACTIVE)],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -613,6 +643,8 @@ pub const INIT: Program = Program {
     ],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -658,6 +690,8 @@ pub const FETCH: Program = Program {
     ],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -699,6 +733,8 @@ pub const PULL: Program = Program {
     ],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -737,6 +773,8 @@ pub const PUSH: Program = Program {
     ],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -795,6 +833,8 @@ pub const CLONE: Program = Program {
     ],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -841,6 +881,8 @@ pub const BRANCH: Program = Program {
     refused: &[("--edit-description", EDITOR)],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -882,6 +924,8 @@ pub const TAG: Program = Program {
     ],
     operands: Operands::Paths,
     numbers: false,
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -907,10 +951,22 @@ fn config_setting_rules(parsed: &Parsed<'_>) -> Result<(), Refusal> {
     // git 2.46 and later also take a verb first (`git config set KEY
     // VALUE`); the verbs that set are read as such, renaming or removing a
     // whole section is refused (what it makes depends on the keys already
-    // there), and the ones that only read or unset pass.
+    // there), and the ones that only read or unset pass. The table stops at
+    // the first operand, as git does, so the words after a verb are all
+    // operands here; `git config set` reads its own options before its key
+    // (`--` ends them), and rootbound has no table for those.
     let operands = &parsed.operands;
     let setting = match operands.first().copied() {
-        Some("set") => &operands[1..],
+        Some("set") => match &operands[1..] {
+            ["--", rest @ ..] => rest,
+            [option, ..] if option.starts_with('-') => {
+                return refuse(
+                    *option,
+                    "options of `git config set` are not accepted; give the key and value alone",
+                );
+            }
+            rest => rest,
+        },
         Some("get" | "list" | "unset") => return Ok(()),
         Some(verb @ ("rename-section" | "remove-section" | "edit")) => {
             return refuse(
@@ -991,5 +1047,9 @@ pub const CONFIG: Program = Program {
     ],
     operands: Operands::Texts,
     numbers: false,
+    // `PARSE_OPT_STOP_AT_NON_OPTION`: `git config core.x --get` sets
+    // `core.x` to `--get`.
+    options_end: OptionsEnd::FirstOperand,
+    words: Words::Getopt,
     rules: Some(config_setting_rules),
 };

@@ -583,6 +583,112 @@ mod tests {
         assert!(allowed(&p, "head -n 5 src/main.rs"));
     }
 
+    /// Issue 18: xxd stops reading options at its first operand, and takes
+    /// the next word as its output file, whatever it looks like.
+    #[test]
+    fn xxd_reads_a_word_after_its_input_as_the_output_file() {
+        let allowlist = Policy::new(&config(BashMode::Allowlist, &[], &[]));
+        for p in [ro(), allowlist] {
+            for bad in [
+                "xxd -r -p payload.hex -n/../.git/config",
+                "xxd -r -p payload.hex -n/x",
+                "xxd payload.hex -c 8",
+                "xxd -r payload.hex -- out",
+                // xxd reads `-rn` as `-r` alone (one option per word), so the
+                // next word is its input and the one after its output.
+                "xxd -rn payload.hex out",
+                "xxd -r -as payload.hex out",
+                // `-cols8` is `-cols` taking the next word to xxd.
+                "xxd -cols8 payload.hex",
+            ] {
+                assert!(!allowed(&p, bad), "{bad}");
+            }
+            let e = p
+                .check(&argv("xxd -r -p payload.hex -n/../.git/config"), &Inside)
+                .unwrap_err();
+            assert!(e.reason.contains("output file"), "{e:?}");
+            for ok in [
+                "xxd -r -p payload.hex",
+                "xxd -c8 -g1 f",
+                "xxd -s -16 f",
+                "xxd -- f",
+            ] {
+                assert!(allowed(&p, ok), "{ok}: {:?}", p.check(&argv(ok), &Inside));
+            }
+        }
+    }
+
+    /// tree takes a value from the next word and reads on in the same word:
+    /// `-Po x out` is `-P x -o out`, an output file.
+    #[test]
+    fn tree_reads_a_cluster_as_tree_does() {
+        let p = ro();
+        for bad in [
+            "tree -Po x out",
+            "tree -L2o out",
+            "tree -aP x /etc",
+            "tree -aL 1 /etc",
+        ] {
+            assert!(!allowed(&p, bad), "{bad}");
+        }
+        // `-IP x y`: both patterns come from the words after the cluster.
+        assert!(allowed(&p, "tree -IP x /etc"));
+        for ok in [
+            "tree -L2",
+            "tree -aL 2 src",
+            "tree -L 2 -P *.rs src",
+            "tree src -a",
+        ] {
+            assert!(allowed(&p, ok), "{ok}: {:?}", p.check(&argv(ok), &Inside));
+        }
+    }
+
+    /// ripgrep's lexopt reads `-f=/etc/x` as `-f /etc/x`.
+    #[test]
+    fn rg_reads_a_short_value_after_an_equals_sign() {
+        let p = ro();
+        let e = p.check(&argv("rg -f=/etc/passwd x"), &Inside).unwrap_err();
+        assert!(e.reason.contains("outside"), "{e:?}");
+        assert!(allowed(&p, "rg -e=x -n src"));
+    }
+
+    /// GNU's tools permute (Linux); elsewhere BSD's may run, which take a
+    /// word after an operand as a file, so such a word is refused there.
+    #[test]
+    fn options_after_operands_are_read_as_each_program_does() {
+        let p = ro();
+        let linux = cfg!(target_os = "linux");
+        for line in [
+            "cat a -n",
+            "ls src -la",
+            "head f -n 3",
+            "sort f -r",
+            "cmp a b -s",
+        ] {
+            assert_eq!(allowed(&p, line), linux, "{line}");
+        }
+        // Read as options on Linux, these are refused as options; read as
+        // files, they would be checked as files.
+        for bad in [
+            "wc a --files0-from=list",
+            "sort f -o out",
+            "cat a -n/../../x",
+        ] {
+            assert!(!allowed(&p, bad), "{bad}");
+        }
+        // grep, diff and file permute wherever they run.
+        for ok in ["grep foo src -n", "diff a b -u", "file f -b"] {
+            assert!(allowed(&p, ok), "{ok}");
+        }
+        assert!(!allowed(&p, "grep foo src -R"));
+        // basename and tr stop at the first operand: these are operands.
+        assert!(allowed(&p, "basename /a/b.rs -s .rs"));
+        assert!(allowed(&p, "tr a -d"));
+        // which: Debian's stops, GNU's permutes.
+        assert!(!allowed(&p, "which ls -a"));
+        assert!(allowed(&p, "which -a ls"));
+    }
+
     #[test]
     fn the_summary_lists_what_is_allowed() {
         let s = Policy::new(&config(BashMode::Allowlist, &["cargo test"], &["git log"])).summary();

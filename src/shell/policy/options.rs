@@ -1,6 +1,14 @@
-//! The option-table engine: reads one program's arguments the way GNU
-//! `getopt_long` (and git's parse-options) would, but accepts only options
-//! spelled exactly as the program's table lists them.
+//! The option-table engine: reads one program's arguments the way that
+//! program does, and accepts only options spelled exactly as its table lists
+//! them.
+//!
+//! Programs differ in two things the table says: where their options end
+//! ([`OptionsEnd`]: GNU `getopt_long` reads options after operands, xxd and
+//! POSIX `getopt` stop at the first operand) and how they read a word that
+//! starts with `-` ([`Words`]: a cluster of letters, as getopt; one option
+//! per word, as xxd). A word the policy read as an option's value but the
+//! program reads as an operand is a file nobody checked (`xxd -r -p in
+//! -n/x out` writes `-n/x`), so each table states what its program does.
 //!
 //! `getopt_long` and git accept any unique prefix of a long option
 //! (`--open` for `--open-files-in-pager`), so a list of forbidden spellings
@@ -69,6 +77,48 @@ pub enum Operands {
     LeadingPaths(usize),
 }
 
+/// Where a program stops reading options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionsEnd {
+    /// Only at `--`: options may follow operands (GNU `getopt_long`, which
+    /// permutes; git's parse-options; ripgrep's lexopt; tree's own reader).
+    Dashdash,
+    /// At the first operand, too: every word after it is an operand, `--`
+    /// and words that start with `-` included, and its program's operand
+    /// rule says what it is (xxd's own reader; POSIX `getopt` and `getopts`;
+    /// GNU tools whose option string starts with `+`, as basename and tr;
+    /// git's `PARSE_OPT_STOP_AT_NON_OPTION`, as in `git grep`, `git config`).
+    FirstOperand,
+    /// Versions differ: GNU's read options after operands; BSD's (macOS),
+    /// or a script's `getopts`, stop at the first operand; and which one
+    /// PATH holds is not known. After the first operand a word that starts
+    /// with `-` is refused, as one version would read it as an option and
+    /// the other as a file; any other word is an operand in both.
+    Differs,
+}
+
+/// How a program reads a word that starts with a single `-` and is not in
+/// its table as a whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Words {
+    /// getopt and git: a cluster of letters (`-rn` is `-r -n`); a letter that
+    /// takes a value takes the rest of the word (`-n5`), or else the next.
+    Getopt,
+    /// lexopt (ripgrep): as getopt, but a value attached after `=` is what
+    /// follows it (`-f=x` names `x`, where getopt would read `=x`).
+    Lexopt,
+    /// tree's own reader: a letter that takes a value takes the next word,
+    /// and the letters after it are more options (`-Pa x` is `-P x -a`);
+    /// the options listed take digits attached instead (`-L2`).
+    NextWord(&'static [&'static str]),
+    /// xxd's own reader: one option per word, never a cluster (xxd reads
+    /// `-rp` as `-r` alone). A letter that takes a value may have it
+    /// attached (`-c8`), but only if it does not start with a letter: xxd
+    /// reads `-cols8` or `-names` as a long option (`-cols`, `-name`) and
+    /// takes the next word as the value.
+    Whole,
+}
+
 /// A rule across a program's options, checked after parsing.
 pub type CrossRule = fn(&Parsed<'_>) -> Result<(), Refusal>;
 
@@ -84,6 +134,10 @@ pub struct Program {
     pub operands: Operands,
     /// Whether `-NUM` is an option (`head -5`, `grep -3`).
     pub numbers: bool,
+    /// Where the program stops reading options.
+    pub options_end: OptionsEnd,
+    /// How it reads a word of options.
+    pub words: Words,
     /// Rules across options, checked after parsing (`diff -r` needs
     /// `--no-dereference`).
     pub rules: Option<CrossRule>,
@@ -206,7 +260,8 @@ fn unknown(program: &Program, name: &str, word: &str) -> Refusal {
 }
 
 /// Splits arguments into options (checked against the table) and operands,
-/// as `getopt_long` does: options may follow operands; `--` ends options.
+/// as the program does: `--` ends options, and so does the first operand
+/// where the program's [`OptionsEnd`] says so.
 pub fn parse<'a>(program: &Program, args: &'a [String]) -> Result<Parsed<'a>, Refusal> {
     let mut parsed = Parsed::default();
     let mut i = 0;
@@ -217,6 +272,30 @@ pub fn parse<'a>(program: &Program, args: &'a [String]) -> Result<Parsed<'a>, Re
             parsed.operands.push(word);
             parsed.after_dashdash += 1;
             continue;
+        }
+        if !parsed.operands.is_empty() {
+            match program.options_end {
+                OptionsEnd::Dashdash => {}
+                OptionsEnd::FirstOperand => {
+                    parsed.operands.push(word);
+                    continue;
+                }
+                OptionsEnd::Differs if word.starts_with('-') && word != "-" => {
+                    return refuse(
+                        word,
+                        format!(
+                            "`{word}` comes after an operand, and some versions of {} read it as \
+                             an option, others as a file; give options before the operands (a \
+                             file whose name starts with `-` as `./{word}`)",
+                            program.name
+                        ),
+                    );
+                }
+                OptionsEnd::Differs => {
+                    parsed.operands.push(word);
+                    continue;
+                }
+            }
         }
         if word == "--" {
             parsed.dashdash_at = Some(i - 1);
@@ -242,43 +321,19 @@ pub fn parse<'a>(program: &Program, args: &'a [String]) -> Result<Parsed<'a>, Re
                 }
                 (Takes::Attached(_), v) => v,
                 (Takes::Value(_) | Takes::ValueOrDefault(_), Some(v)) => Some(v),
-                (Takes::ValueOrDefault(_), None) => match args.get(i) {
-                    Some(next) if !next.starts_with('-') => {
-                        i += 1;
-                        Some(next.as_str())
-                    }
-                    _ => None,
-                },
-                (Takes::Value(_), None) => {
-                    let Some(next) = args.get(i) else {
-                        return refuse(word, format!("`{name}` needs a value"));
-                    };
-                    i += 1;
-                    Some(next.as_str())
-                }
+                (Takes::ValueOrDefault(_), None) => optional_next(args, &mut i),
+                (Takes::Value(_), None) => Some(next(args, &mut i, name, word)?),
             };
             parsed.options.push(Given { name, value, word });
             continue;
         }
         // A whole word the table lists (`-vv`, xxd's `-ps`), then `-NUM`,
-        // then a cluster of single-letter options (`-rn`, `-A3`, `-nA3`).
+        // then a word of options read as the program reads it.
         refused_option(program, word, word)?;
         if let Some((name, takes)) = lookup(program, word) {
             let value = match takes {
-                Takes::Value(_) => {
-                    let Some(next) = args.get(i) else {
-                        return refuse(word, format!("`{name}` needs a value"));
-                    };
-                    i += 1;
-                    Some(next.as_str())
-                }
-                Takes::ValueOrDefault(_) => match args.get(i) {
-                    Some(next) if !next.starts_with('-') => {
-                        i += 1;
-                        Some(next.as_str())
-                    }
-                    _ => None,
-                },
+                Takes::Value(_) => Some(next(args, &mut i, name, word)?),
+                Takes::ValueOrDefault(_) => optional_next(args, &mut i),
                 Takes::Nothing | Takes::Attached(_) => None,
             };
             parsed.options.push(Given { name, value, word });
@@ -293,60 +348,130 @@ pub fn parse<'a>(program: &Program, args: &'a [String]) -> Result<Parsed<'a>, Re
             });
             continue;
         }
-        for (at, c) in letters.char_indices() {
-            let mut buf = [0u8; 8];
-            let short = format!("-{}", c.encode_utf8(&mut buf));
-            refused_option(program, &short, word)?;
-            let Some((name, takes)) = lookup(program, &short) else {
-                return Err(unknown(program, &short, word));
-            };
-            let rest = &letters[at + c.len_utf8()..];
-            match takes {
-                Takes::Nothing => parsed.options.push(Given {
-                    name,
-                    value: None,
-                    word,
-                }),
-                Takes::Attached(_) => {
-                    parsed.options.push(Given {
-                        name,
-                        value: (!rest.is_empty()).then_some(rest),
-                        word,
-                    });
-                    break;
-                }
-                Takes::ValueOrDefault(_) if rest.is_empty() => {
-                    let value = match args.get(i) {
-                        Some(next) if !next.starts_with('-') => {
-                            i += 1;
-                            Some(next.as_str())
-                        }
-                        _ => None,
-                    };
-                    parsed.options.push(Given { name, value, word });
-                    break;
-                }
-                Takes::Value(_) | Takes::ValueOrDefault(_) => {
-                    let value = if rest.is_empty() {
-                        let Some(next) = args.get(i) else {
-                            return refuse(word, format!("`{name}` needs a value"));
-                        };
-                        i += 1;
-                        next.as_str()
-                    } else {
-                        rest
-                    };
-                    parsed.options.push(Given {
-                        name,
-                        value: Some(value),
-                        word,
-                    });
-                    break;
-                }
-            }
+        if program.words == Words::Whole {
+            parsed.options.push(whole_word(program, word)?);
+            continue;
         }
+        cluster(program, args, &mut i, word, &mut parsed.options)?;
     }
     Ok(parsed)
+}
+
+/// The next word, as the value `name` needs.
+fn next<'a>(args: &'a [String], i: &mut usize, name: &str, word: &str) -> Result<&'a str, Refusal> {
+    let Some(next) = args.get(*i) else {
+        return refuse(word, format!("`{name}` needs a value"));
+    };
+    *i += 1;
+    Ok(next.as_str())
+}
+
+/// The next word as an optional value: taken unless it starts with `-`.
+fn optional_next<'a>(args: &'a [String], i: &mut usize) -> Option<&'a str> {
+    let next = args.get(*i).filter(|next| !next.starts_with('-'))?;
+    *i += 1;
+    Some(next.as_str())
+}
+
+/// A cluster of single-letter options (`-rn`, `-A3`, `-nA3`), read as
+/// `program`'s [`Words`] say.
+fn cluster<'a>(
+    program: &Program,
+    args: &'a [String],
+    i: &mut usize,
+    word: &'a str,
+    options: &mut Vec<Given<'a>>,
+) -> Result<(), Refusal> {
+    let mut rest = &word[1..];
+    while let Some(c) = rest.chars().next() {
+        rest = &rest[c.len_utf8()..];
+        let short = format!("-{c}");
+        refused_option(program, &short, word)?;
+        let Some((name, takes)) = lookup(program, &short) else {
+            return Err(unknown(program, &short, word));
+        };
+        let value = match (takes, program.words) {
+            (Takes::Nothing, _) => None,
+            (Takes::Attached(_), _) => {
+                options.push(Given {
+                    name,
+                    value: (!rest.is_empty()).then_some(rest),
+                    word,
+                });
+                return Ok(());
+            }
+            (Takes::ValueOrDefault(_), _) if rest.is_empty() => optional_next(args, i),
+            // tree takes the value from the next word (or digits right
+            // after the letter, for the options listed) and reads on.
+            (Takes::Value(_) | Takes::ValueOrDefault(_), Words::NextWord(digits)) => {
+                let n = if digits.contains(&name) {
+                    rest.bytes().take_while(u8::is_ascii_digit).count()
+                } else {
+                    0
+                };
+                if n > 0 {
+                    let value = &rest[..n];
+                    rest = &rest[n..];
+                    Some(value)
+                } else {
+                    Some(next(args, i, name, word)?)
+                }
+            }
+            (Takes::Value(_) | Takes::ValueOrDefault(_), words) => {
+                let value = if rest.is_empty() {
+                    next(args, i, name, word)?
+                } else if words == Words::Lexopt {
+                    rest.strip_prefix('=').unwrap_or(rest)
+                } else {
+                    rest
+                };
+                options.push(Given {
+                    name,
+                    value: Some(value),
+                    word,
+                });
+                return Ok(());
+            }
+        };
+        options.push(Given { name, value, word });
+    }
+    Ok(())
+}
+
+/// A word of [`Words::Whole`] the table does not list as a whole: a letter
+/// that takes a value, with the value attached (`-c8`, `-n/x`).
+fn whole_word<'a>(program: &Program, word: &'a str) -> Result<Given<'a>, Refusal> {
+    let mut chars = word[1..].chars();
+    let short = chars.next().map(|c| format!("-{c}")).unwrap_or_default();
+    let rest = chars.as_str();
+    refused_option(program, &short, word)?;
+    match lookup(program, &short) {
+        Some((name, takes)) if takes.kind().is_some() => {
+            if rest.starts_with(|c: char| c.is_ascii_alphabetic()) {
+                return refuse(
+                    word,
+                    format!(
+                        "{} reads `{word}` by its first letters, as a long option that takes the \
+                         next word; give the value of `{name}` as a word of its own",
+                        program.name
+                    ),
+                );
+            }
+            Ok(Given {
+                name,
+                value: Some(rest),
+                word,
+            })
+        }
+        _ => refuse(
+            word,
+            format!(
+                "`{word}` is not an option of {} that rootbound knows to be safe; it reads one \
+                 option per word (`-r -p`, not `-rp`), spelled in full",
+                program.name
+            ),
+        ),
+    }
 }
 
 fn check_path(
@@ -450,6 +575,8 @@ mod tests {
         refused: &[("-R", "follows symbolic links")],
         operands: Operands::PatternThenPaths(&["-f", "--file"]),
         numbers: true,
+        options_end: OptionsEnd::Dashdash,
+        words: Words::Getopt,
         rules: None,
     };
 
@@ -529,5 +656,139 @@ mod tests {
         assert_eq!(ok("--version"), []);
         assert!(refused("--help pat").reason.contains("alone"));
         assert!(refused("pat --version").reason.contains("alone"));
+    }
+
+    /// `line` read by `program` (DEMO with other ways of reading): its
+    /// options, and its operands.
+    fn read(program: &Program, line: &str) -> Result<(Vec<String>, Vec<String>), Refusal> {
+        let args = words(line);
+        let parsed = check(program, &args, &Lexical, Path::new(""))?;
+        let options = parsed
+            .options
+            .iter()
+            .map(|g| match g.value {
+                Some(v) => format!("{}={v}", g.name),
+                None => g.name.to_string(),
+            })
+            .collect();
+        let operands = parsed.operands.iter().map(|o| o.to_string()).collect();
+        Ok((options, operands))
+    }
+
+    #[test]
+    fn the_first_operand_ends_options_where_the_program_says_so() {
+        let first = Program {
+            options_end: OptionsEnd::FirstOperand,
+            ..DEMO
+        };
+        assert_eq!(
+            read(&first, "-r pat x -r -n 5").unwrap(),
+            (vec!["-r".into()], words("pat x -r -n 5"))
+        );
+        // A word after the operand that looks like an option is an operand,
+        // checked by the operand rule: here a path.
+        assert!(
+            read(&first, "pat x -n/../y")
+                .unwrap_err()
+                .reason
+                .contains("outside")
+        );
+        // `--` after an operand is an operand too; before one it ends options.
+        assert_eq!(read(&first, "pat -- x").unwrap().1, words("pat -- x"));
+        assert_eq!(read(&first, "-- -r x").unwrap(), (vec![], words("-r x")));
+        // The getopt reading of DEMO takes the same words as options.
+        assert_eq!(
+            ok("pat x -r -n 5"),
+            [("-r".into(), None), ("-n".into(), Some("5".into()))]
+        );
+    }
+
+    #[test]
+    fn where_versions_differ_an_option_after_an_operand_is_refused() {
+        let differs = Program {
+            options_end: OptionsEnd::Differs,
+            ..DEMO
+        };
+        for line in ["pat x -r", "pat -n 5", "pat -- x", "pat --lines=5"] {
+            let e = read(&differs, line).unwrap_err();
+            assert!(e.reason.contains("some versions"), "{line}: {e:?}");
+        }
+        assert_eq!(
+            read(&differs, "-r pat - x").unwrap(),
+            (vec!["-r".into()], words("pat - x"))
+        );
+        assert_eq!(read(&differs, "-r -- pat -x").unwrap().1, words("pat -x"));
+    }
+
+    #[test]
+    fn lexopt_drops_the_equals_sign_of_an_attached_value() {
+        let lexopt = Program {
+            words: Words::Lexopt,
+            ..DEMO
+        };
+        assert_eq!(read(&lexopt, "-f=x").unwrap().0, ["-f=x"]);
+        assert_eq!(read(&lexopt, "-rf=x").unwrap().0, ["-r", "-f=x"]);
+        assert!(
+            read(&lexopt, "-f=/etc/x")
+                .unwrap_err()
+                .reason
+                .contains("outside")
+        );
+        // getopt keeps it: `=/etc/x` is a relative name.
+        assert_eq!(ok("-f=/etc/x"), [("-f".into(), Some("=/etc/x".into()))]);
+    }
+
+    #[test]
+    fn tree_reads_values_from_the_next_word_and_reads_on() {
+        let tree = Program {
+            words: Words::NextWord(&["-n"]),
+            ..DEMO
+        };
+        // `-fr` is `-f NEXT -r`: the next word is the file, not `r`.
+        assert_eq!(
+            read(&tree, "-fr p x").unwrap(),
+            (vec!["-f=p".into(), "-r".into()], words("x"))
+        );
+        assert!(
+            read(&tree, "-fr /etc/x")
+                .unwrap_err()
+                .reason
+                .contains("outside")
+        );
+        // Digits right after a listed letter are its value; the rest reads on.
+        assert_eq!(read(&tree, "-n5r pat").unwrap().0, ["-n=5", "-r"]);
+        assert_eq!(read(&tree, "-rn 5 pat").unwrap().0, ["-r", "-n=5"]);
+        assert!(
+            read(&tree, "-fR x")
+                .unwrap_err()
+                .reason
+                .contains("follows symbolic links")
+        );
+    }
+
+    #[test]
+    fn a_program_that_reads_one_option_per_word_gets_no_clusters() {
+        let whole = Program {
+            words: Words::Whole,
+            ..DEMO
+        };
+        assert_eq!(
+            read(&whole, "-r -vv -n5 pat").unwrap().0,
+            ["-r", "-vv", "-n=5"]
+        );
+        assert_eq!(read(&whole, "-n/x pat").unwrap().0, ["-n=/x"]);
+        assert_eq!(read(&whole, "-n -r pat").unwrap().0, ["-n=-r"]);
+        // xxd reads `-rn` as `-r` alone, and `-nfoo` as a long option `-n…`
+        // that takes the next word: neither is read as the table would.
+        let e = read(&whole, "-rn 5 pat").unwrap_err();
+        assert!(e.reason.contains("one option per word"), "{e:?}");
+        let e = read(&whole, "-nfoo pat").unwrap_err();
+        assert!(e.reason.contains("word of its own"), "{e:?}");
+        assert!(
+            read(&whole, "-Rx pat")
+                .unwrap_err()
+                .reason
+                .contains("follows symbolic links")
+        );
     }
 }

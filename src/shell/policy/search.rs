@@ -4,7 +4,7 @@
 //! (`grep -R`, `rg -L`), options that run programs (`rg --pre`, `-z`,
 //! `--hostname-bin`), and files of names or patterns nothing checks.
 
-use super::options::{FLAG, OPT_TEXT, Operands, PATH, Program, TEXT};
+use super::options::{FLAG, OPT_TEXT, Operands, OptionsEnd, PATH, Program, TEXT, Words};
 
 const FOLLOWS: &str =
     "follows every symbolic link while walking, which can lead out of the workspace; use -r";
@@ -108,6 +108,9 @@ pub const GREP: Program = Program {
     ],
     operands: Operands::PatternThenPaths(&["-e", "--regexp", "-f", "--file"]),
     numbers: true,
+    // GNU grep and macOS's (FreeBSD's) both use `getopt_long`, which permutes.
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Getopt,
     rules: None,
 };
 
@@ -291,6 +294,10 @@ pub const RG: Program = Program {
         "--type-list",
     ]),
     numbers: false,
+    // ripgrep reads its arguments with lexopt: flags anywhere, and `-f=x`
+    // is `-f x`.
+    options_end: OptionsEnd::Dashdash,
+    words: Words::Lexopt,
     rules: None,
 };
 

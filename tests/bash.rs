@@ -416,7 +416,10 @@ async fn class3_a_submodules_configuration_runs_nothing() {
 async fn class3_a_bare_layout_written_at_the_root_is_not_a_repository() {
     let l = Layout::new();
     let marker = l.outside().join("bare-ran");
-    let server = l.server(&[]).await;
+    // With the user's opt-in: without it, write_file refuses to complete a
+    // bare layout at all (tests/left_behind.rs); here git must not take the
+    // layout for a repository even when it is written.
+    let server = l.server(&["--unprotect", "."]).await;
     let m = marker.display();
     for (name, content) in [
         ("HEAD", "ref: refs/heads/main\n".to_string()),
@@ -463,8 +466,19 @@ async fn class3_what_git_reads_is_what_was_checked() {
     std::fs::write(root.join("notes.txt"), "changed\n").unwrap();
     // The filter would run: a line with the evil configuration in place
     // is refused before anything runs.
+    // With the user's opt-in (`--unprotect .`), so that git's files can be
+    // written at all: the check-then-use order must hold on its own, not
+    // only because the protection of git's files (tests/left_behind.rs)
+    // keeps them read-only.
     let server = l
-        .server(&["--bash-mode", "allowlist", "--bash-allow", "cp"])
+        .server(&[
+            "--bash-mode",
+            "allowlist",
+            "--bash-allow",
+            "cp",
+            "--unprotect",
+            ".",
+        ])
         .await;
     std::fs::write(&config, &evil).unwrap();
     let text = refused(&server, "git diff --stat").await;
@@ -760,7 +774,11 @@ async fn class3_git_config_cannot_set_what_the_check_refuses() {
     let l = Layout::new();
     l.git_repo();
     let root = l.root();
-    let server = l.server(&["--bash-allow", "git config"]).await;
+    // With the user's opt-in: without it `.git/config` is read-only to every
+    // call (tests/left_behind.rs), and no key could be set at all.
+    let server = l
+        .server(&["--bash-allow", "git config", "--unprotect", "."])
+        .await;
     for command in [
         "git config core.fsmonitor 'touch ran'",
         "git config core.hooksPath hooks",

@@ -223,15 +223,18 @@ impl Survey {
                      a command leaves behind"
                 ));
             }
-            if walked % 256 == 0 && Instant::now() > deadline {
+            if walked.is_multiple_of(256) && Instant::now() > deadline {
                 return Err("the roots took too long to check for protected files".into());
             }
-            let Ok(entries) = list(&dir) else { continue };
+            let Ok((entries, subdirs)) = scan(&dir) else {
+                continue;
+            };
             let git_dir = is_git_dir(&dir, &entries) && !unprotected.covers(&dir);
             if git_dir {
-                survey
-                    .git_dirs
-                    .insert(dir.clone(), entries.keys().cloned().collect());
+                let all = list(&dir)
+                    .map(|all| all.into_keys().collect())
+                    .unwrap_or_default();
+                survey.git_dirs.insert(dir.clone(), all);
                 for name in GIT_DIR_PROTECTED {
                     if entries.contains_key(OsStr::new(name)) {
                         survey.protected.insert(dir.join(name));
@@ -257,9 +260,12 @@ impl Survey {
                 if settings_reason(name).is_some() {
                     survey.protected.insert(path.clone());
                 }
-                if *kind != Kind::Dir || depth >= MAX_DEPTH {
-                    continue;
+            }
+            for name in subdirs {
+                if depth >= MAX_DEPTH {
+                    break;
                 }
+                let path = dir.join(&name);
                 // In a git directory only what may hold further git
                 // directories is walked (submodules, worktrees), never its
                 // objects; protected directories are walked for copies.
@@ -589,6 +595,104 @@ impl Survey {
             why,
         }
     }
+}
+
+/// The names a survey looks at: what makes a git directory, what a git
+/// directory protects, `.git`, and the settings.
+fn is_interesting(name: &[u8]) -> bool {
+    matches!(
+        name,
+        b"HEAD"
+            | b"objects"
+            | b"refs"
+            | b"commondir"
+            | b".git"
+            | b"config"
+            | b"config.worktree"
+            | b"hooks"
+            | b"info"
+            | b"gitdir"
+    ) || std::str::from_utf8(name).is_ok_and(|n| settings_reason(OsStr::new(n)).is_some())
+}
+
+/// Lists `dir` (opened with no link followed on the way where the kernel
+/// can): the interesting entries with their types, and the names of its
+/// subdirectories. On Linux `getdents64` into a buffer the thread reuses,
+/// so an ordinary entry costs no allocation.
+fn scan(dir: &Path) -> io::Result<(HashMap<OsString, Kind>, Vec<OsString>)> {
+    use rustix::fs::{Mode, OFlags};
+    use std::os::unix::ffi::OsStrExt;
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    #[cfg(target_os = "linux")]
+    let fd = rustix::fs::openat2(
+        rustix::fs::CWD,
+        dir,
+        flags,
+        Mode::empty(),
+        rustix::fs::ResolveFlags::NO_SYMLINKS | rustix::fs::ResolveFlags::NO_MAGICLINKS,
+    )
+    .or_else(|e| match e {
+        rustix::io::Errno::NOSYS => rustix::fs::openat(rustix::fs::CWD, dir, flags, Mode::empty()),
+        e => Err(e),
+    })?;
+    #[cfg(not(target_os = "linux"))]
+    let fd = rustix::fs::openat(rustix::fs::CWD, dir, flags, Mode::empty())?;
+    let mut interesting = HashMap::new();
+    let mut subdirs = Vec::new();
+    let mut visit = |name: &[u8], kind: Kind| {
+        if name == b"." || name == b".." {
+            return;
+        }
+        if kind == Kind::Dir {
+            subdirs.push(OsStr::from_bytes(name).to_os_string());
+        }
+        if is_interesting(name) {
+            interesting.insert(OsStr::from_bytes(name).to_os_string(), kind);
+        }
+    };
+    let kind_at = |fd: &std::os::fd::OwnedFd, name: &std::ffi::CStr, t: rustix::fs::FileType| {
+        use rustix::fs::FileType;
+        let t = if t == FileType::Unknown {
+            rustix::fs::statat(fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+                .map_or(FileType::Unknown, |s| FileType::from_raw_mode(s.st_mode))
+        } else {
+            t
+        };
+        match t {
+            FileType::Directory => Kind::Dir,
+            FileType::RegularFile => Kind::File,
+            FileType::Symlink => Kind::Link,
+            _ => Kind::Other,
+        }
+    };
+    #[cfg(target_os = "linux")]
+    {
+        use std::cell::RefCell;
+        use std::mem::MaybeUninit;
+        thread_local! {
+            static BUFFER: RefCell<Vec<MaybeUninit<u8>>> =
+                RefCell::new(vec![MaybeUninit::uninit(); 32 * 1024]);
+        }
+        BUFFER.with_borrow_mut(|buffer| -> io::Result<()> {
+            let mut raw = rustix::fs::RawDir::new(&fd, buffer);
+            while let Some(entry) = raw.next() {
+                let entry = entry?;
+                let kind = kind_at(&fd, entry.file_name(), entry.file_type());
+                visit(entry.file_name().to_bytes(), kind);
+            }
+            Ok(())
+        })?;
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let mut dir = rustix::fs::Dir::read_from(&fd)?;
+        while let Some(entry) = dir.read() {
+            let entry = entry?;
+            let kind = kind_at(&fd, entry.file_name(), entry.file_type());
+            visit(entry.file_name().to_bytes(), kind);
+        }
+    }
+    Ok((interesting, subdirs))
 }
 
 /// Where a config's path value leads: relative to the work tree for

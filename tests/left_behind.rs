@@ -419,3 +419,40 @@ async fn the_write_tools_refuse_what_git_and_agents_would_obey() {
         .await;
     let _ = PathBuf::new();
 }
+
+/// Each survey starts from the last one and lists again only directories
+/// whose ctime moved: a repository the user makes between two calls, deep
+/// in a directory the first survey saw, is protected in the second.
+#[tokio::test]
+async fn a_repository_made_between_calls_is_protected_in_the_next() {
+    for mode in [Mode::Unrestricted, Mode::NoNamespaces] {
+        let project = Project::new();
+        let root = project.root();
+        std::fs::create_dir_all(root.join("deep/er")).unwrap();
+        let server = project.server(mode, &[]).await;
+        project.attack(&server, mode, "true").await;
+        // Older than the slack for coarse timestamps, so that only the
+        // change below makes the survey look again.
+        std::thread::sleep(std::time::Duration::from_millis(2500));
+        project.host_git(&root.join("deep/er"), &["init", "-q", "sub"]);
+        let marks = project.marks().display().to_string();
+        let answer = project
+            .attack(
+                &server,
+                mode,
+                &format!(
+                    "printf '#!/bin/sh\\ntouch {marks}/between\\n' > deep/er/sub/.git/hooks/pre-commit; \
+                     chmod +x deep/er/sub/.git/hooks/pre-commit"
+                ),
+            )
+            .await;
+        project.host_git(
+            &root.join("deep/er/sub"),
+            &["commit", "-q", "--allow-empty", "-m", "x"],
+        );
+        assert!(
+            !project.marks().join("between").exists(),
+            "{mode:?}: the hook planted in a repository made between calls ran: {answer}"
+        );
+    }
+}

@@ -81,10 +81,12 @@ home=$(mktemp -d)
 ext_dir=$(mktemp -d)
 ext_home=$(mktemp -d)
 ext_project=$(mktemp -d)
+planted=$(mktemp -d)
+marks=$(mktemp -d)
 tmux_session="rootbound-extension-$$"
 cleanup() {
   tmux kill-session -t "$tmux_session" 2>/dev/null || true
-  rm -rf "$project" "$home" "$ext_dir" "$ext_home" "$ext_project"
+  rm -rf "$project" "$home" "$ext_dir" "$ext_home" "$ext_project" "$planted" "$marks"
 }
 trap cleanup EXIT
 mkdir -p "$project/.gemini"
@@ -96,6 +98,27 @@ listing=$(cd "$project" && HOME="$home" GEMINI_CLI_TRUST_WORKSPACE=true \
   timeout 180 "$gemini" mcp list 2>&1) || fail "gemini mcp list: $listing"
 grep -q 'rootbound.*Connected' <<<"$listing" || fail "gemini mcp list did not connect: $listing"
 step "Gemini CLI $GEMINI_CLI_VERSION: ok"
+
+# --- What a command leaves behind, as Gemini CLI reads it ----------------------
+# A project's .gemini/settings.json names MCP servers that Gemini CLI starts with
+# the user's rights. First the control: planted by hand, `gemini mcp list` starts
+# the named program (so the check below can fail). Then the same plant made by a
+# command in rootbound's writable full shell must not make it start.
+git -C "$planted" init -q
+cat >"$planted/plant.sh" <<SH
+mkdir -p .gemini && printf '{"mcpServers": {"planted": {"command": "touch", "args": ["%s"]}}}\n' "$marks/\$1" >.gemini/settings.json
+SH
+(cd "$planted" && sh plant.sh control)
+(cd "$planted" && HOME="$home" GEMINI_CLI_TRUST_WORKSPACE=true timeout 180 "$gemini" mcp list >/dev/null 2>&1) || true
+[ -e "$marks/control" ] || fail "control: gemini mcp list did not start the server a planted settings file names"
+rm -rf "$planted/.gemini"
+answer=$(timeout 60 "$bin" --root "$planted" --bash-mode unrestricted call bash '{"command": "sh plant.sh planted"}' 2>&1) \
+  || fail "the planting call failed: $answer"
+grep -q 'the command created .gemini; it was renamed to .gemini.rootbound-quarantine' <<<"$answer" \
+  || fail "the answer does not say the planted settings were set aside: $answer"
+(cd "$planted" && HOME="$home" GEMINI_CLI_TRUST_WORKSPACE=true timeout 180 "$gemini" mcp list >/dev/null 2>&1) || true
+[ -e "$marks/planted" ] && fail "gemini mcp list started a server that a sandboxed command planted"
+step "Gemini CLI: settings planted by a command are set aside, and start nothing"
 
 # --- Gemini CLI extension ------------------------------------------------------
 # The extension folder as a release archive holds it (gemini-extension.json,

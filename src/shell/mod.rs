@@ -133,7 +133,14 @@ const DROPPED_CALL_GRACE: Duration = Duration::from_secs(5);
 struct Aftercare {
     survey: Option<Survey>,
     unprotected: crate::fs::protected::Unprotected,
+    /// Where the check leaves the survey it took, for the next call's.
+    last: LastSurvey,
 }
+
+/// The latest survey of the roots: the next one lists again only the
+/// directories whose ctime moved since it began.
+#[cfg(unix)]
+type LastSurvey = Arc<std::sync::Mutex<Option<Arc<Survey>>>>;
 
 #[cfg(unix)]
 impl Aftercare {
@@ -149,16 +156,27 @@ impl Aftercare {
 
     /// Walks the roots again, undoes what the call left, and says so.
     async fn check(mut self, guard: &Guard) -> Vec<String> {
+        let last = self.last.clone();
         let Some(survey) = self.survey.take() else {
             return Vec::new();
         };
         let unprotected = self.unprotected.clone();
         let uncopied = survey.uncopied();
         let found = tokio::task::spawn_blocking(move || {
-            survey.check_after(&unprotected, Instant::now() + AFTERCARE_TIME)
+            let started = Instant::now();
+            let found = survey.check_after(&unprotected, Instant::now() + AFTERCARE_TIME);
+            tracing::debug!(
+                "bash: the check after the call took {:?}",
+                started.elapsed()
+            );
+            found
         })
         .await
         .unwrap_or_default();
+        let (found, now) = found;
+        if let Some(now) = now {
+            *last.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(now));
+        }
         let mut lines: Vec<String> = found
             .iter()
             .map(|f| f.describe(|p| guard.relative_display(p)))
@@ -180,7 +198,8 @@ impl Drop for Aftercare {
             let unprotected = self.unprotected.clone();
             std::thread::spawn(move || {
                 std::thread::sleep(DROPPED_CALL_GRACE);
-                for finding in survey.check_after(&unprotected, Instant::now() + AFTERCARE_TIME) {
+                let (found, _) = survey.check_after(&unprotected, Instant::now() + AFTERCARE_TIME);
+                for finding in found {
                     tracing::warn!(
                         "bash: after a cancelled call: {}",
                         finding.describe(|p| p.display().to_string())
@@ -207,6 +226,10 @@ pub struct Shell {
     /// from its configuration check to its end: what was checked is what
     /// git reads.
     writes: Arc<WriteGate>,
+    /// The latest survey of the protected set, for the next one to start
+    /// from.
+    #[cfg(unix)]
+    last_survey: LastSurvey,
 }
 
 impl Shell {
@@ -221,6 +244,8 @@ impl Shell {
             executor: Executor::new(config, &roots),
             turns: tokio::sync::Semaphore::new(MAX_CONCURRENT_CALLS),
             writes,
+            #[cfg(unix)]
+            last_survey: LastSurvey::default(),
         }
     }
 
@@ -358,8 +383,16 @@ impl Shell {
         let copies = !self.executor.protects_by_mount().await;
         let roots: Vec<PathBuf> = guard.roots().map(Path::to_path_buf).collect();
         let unprotected = guard.unprotected().clone();
+        let last = self
+            .last_survey
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         let taken = tokio::task::spawn_blocking(move || {
-            Survey::take(&roots, &unprotected, copies, deadline).map(|s| (s, unprotected))
+            let started = Instant::now();
+            let taken = Survey::take(&roots, &unprotected, copies, deadline, last.as_deref());
+            tracing::debug!("bash: the survey took {:?}", started.elapsed());
+            taken.map(|s| (s, unprotected))
         })
         .await
         .map_err(|e| format!("surveying the roots failed: {e}"))?;
@@ -367,6 +400,7 @@ impl Shell {
             Ok((survey, unprotected)) => Ok(Aftercare {
                 survey: Some(survey),
                 unprotected,
+                last: self.last_survey.clone(),
             }),
             Err(why) => Err(format!(
                 "The command did not run: {why}. The server checks, before and after each \

@@ -5,7 +5,8 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
 
 use super::{Kind, QUARANTINE_SUFFIX, Unprotected, is_git_dir, list, read_small, settings_reason};
 /// What may appear at the top level of a git directory during a call: what
@@ -169,6 +170,41 @@ pub struct Survey {
     copies: bool,
     /// Files whose copy was not kept (over the limits).
     uncopied: usize,
+    /// Every directory walked, as listed; the check after a call lists
+    /// again only those whose status changed since (their ctime moved).
+    listed: HashMap<PathBuf, Arc<Listed>>,
+    /// When the walk began.
+    began: Option<SystemTime>,
+}
+
+/// A directory as a survey listed it: the entries it looks at, and the
+/// subdirectories.
+#[derive(Debug, Default)]
+struct Listed {
+    interesting: HashMap<OsString, Kind>,
+    subdirs: Vec<OsString>,
+}
+
+/// Timestamps of coarse file systems lag behind the clock: a directory
+/// whose status changed less than this before a walk began is listed again.
+const CTIME_SLACK: Duration = Duration::from_secs(2);
+
+/// Whether `dir`'s entries cannot have changed since `since`: it is still
+/// a directory and its status last changed before then. Adding, removing or
+/// renaming an entry sets a directory's ctime, and no unprivileged process
+/// can set it back.
+fn unchanged_since(dir: &Path, since: SystemTime) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::symlink_metadata(dir) else {
+        return false;
+    };
+    let Ok(ctime) = u64::try_from(meta.ctime()) else {
+        return false;
+    };
+    let changed = SystemTime::UNIX_EPOCH
+        + Duration::from_secs(ctime)
+        + Duration::from_nanos(meta.ctime_nsec().max(0) as u64);
+    meta.is_dir() && changed + CTIME_SLACK < since
 }
 
 /// What the walk found wrong after a call, and what was done about it.
@@ -201,15 +237,32 @@ impl Survey {
     /// Walks `roots` and lists every protected entry. With `copies`, keeps
     /// a copy of each protected file (for a sandbox without mounts). Err if
     /// the roots are too large to walk before `deadline`.
+    /// With `previous` (any earlier survey of the same roots), a directory
+    /// whose ctime has not moved since that one began is not listed again.
     pub fn take(
         roots: &[PathBuf],
         unprotected: &Unprotected,
         copies: bool,
         deadline: Instant,
+        previous: Option<&Survey>,
+    ) -> Result<Survey, String> {
+        let previous = previous.filter(|p| p.roots == roots);
+        Survey::walk(roots, unprotected, copies, deadline, previous)
+    }
+
+    /// The walk of [`Survey::take`]; with `previous`, a directory whose
+    /// ctime has not moved since that survey began is not listed again.
+    fn walk(
+        roots: &[PathBuf],
+        unprotected: &Unprotected,
+        copies: bool,
+        deadline: Instant,
+        previous: Option<&Survey>,
     ) -> Result<Survey, String> {
         let mut survey = Survey {
             roots: roots.to_vec(),
             copies,
+            began: Some(SystemTime::now()),
             ..Survey::default()
         };
         let mut walked = 0usize;
@@ -226,10 +279,25 @@ impl Survey {
             if walked.is_multiple_of(256) && Instant::now() > deadline {
                 return Err("the roots took too long to check for protected files".into());
             }
-            let Ok((entries, subdirs)) = scan(&dir) else {
-                continue;
+            let reused = previous.and_then(|p| {
+                let listed = p.listed.get(&dir)?;
+                unchanged_since(&dir, p.began?).then(|| listed.clone())
+            });
+            let listed = match reused {
+                Some(listed) => listed,
+                None => match scan(&dir) {
+                    Ok((interesting, subdirs)) => Arc::new(Listed {
+                        interesting,
+                        subdirs,
+                    }),
+                    Err(_) => continue,
+                },
             };
-            let git_dir = is_git_dir(&dir, &entries) && !unprotected.covers(&dir);
+            survey.listed.insert(dir.clone(), listed.clone());
+            let (entries, subdirs) = (&listed.interesting, &listed.subdirs);
+            // A `HEAD` may be rewritten in place, which leaves its
+            // directory's ctime alone: asked again on every walk.
+            let git_dir = is_git_dir(&dir, entries) && !unprotected.covers(&dir);
             if git_dir {
                 let all = list(&dir)
                     .map(|all| all.into_keys().collect())
@@ -246,7 +314,7 @@ impl Survey {
                     }
                 }
             }
-            for (name, kind) in &entries {
+            for (name, kind) in entries {
                 let path = dir.join(name);
                 if unprotected.covers(&path) {
                     continue;
@@ -265,7 +333,7 @@ impl Survey {
                 if depth >= MAX_DEPTH {
                     break;
                 }
-                let path = dir.join(&name);
+                let path = dir.join(name);
                 // In a git directory only what may hold further git
                 // directories is walked (submodules, worktrees), never its
                 // objects; protected directories are walked for copies.
@@ -380,18 +448,32 @@ impl Survey {
     /// directory that git does not write itself too; with copies, changed
     /// protected files are put back (the changed one is kept beside, renamed)
     /// and new ones beneath protected directories renamed aside.
-    pub fn check_after(&self, unprotected: &Unprotected, deadline: Instant) -> Vec<Finding> {
-        let now = match Survey::take(&self.roots, unprotected, false, deadline) {
+    ///
+    /// Also returns the survey this check took (before it renamed
+    /// anything), for the next call's survey to start from.
+    pub fn check_after(
+        &self,
+        unprotected: &Unprotected,
+        deadline: Instant,
+    ) -> (Vec<Finding>, Option<Survey>) {
+        let now = match Survey::walk(&self.roots, unprotected, false, deadline, Some(self)) {
             Ok(now) => now,
             Err(why) => {
-                return vec![Finding {
+                let finding = Finding {
                     path: self.roots.first().cloned().unwrap_or_default(),
                     did: "may have changed",
                     action: "it could not be checked".into(),
                     why,
-                }];
+                };
+                return (vec![finding], None);
             }
         };
+        let findings = self.undo(&now);
+        (findings, Some(now))
+    }
+
+    /// Undoes what `now` shows the call left, against this survey.
+    fn undo(&self, now: &Survey) -> Vec<Finding> {
         let mut findings = Vec::new();
         let set_aside =
             |findings: &mut Vec<Finding>, path: &Path, did: &'static str, why: String| {
@@ -518,7 +600,7 @@ impl Survey {
             findings.push(finding);
         }
         if self.copies {
-            findings.extend(self.restore(&now));
+            findings.extend(self.restore(now));
         }
         findings
     }

@@ -1077,3 +1077,107 @@ async fn no_memfd_and_no_autobound_abstract_names() {
     assert!(appeared.is_empty(), "new abstract names: {appeared:?}");
     assert_eq!(a.stdout, "no-passcred", "{a:?}");
 }
+
+/// Host memory of one kind, from `/proc/meminfo`, in bytes.
+fn meminfo(field: &str) -> u64 {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        .unwrap()
+        * 1024
+}
+
+/// System V shared memory is charged to no process's address space: a call
+/// that fills detached segments would press on the host's memory with no
+/// limit. Its IPC namespace holds 256 MiB at most (or, where it cannot be
+/// bounded, seccomp refuses the calls). Judged by the host's own `Shmem`
+/// while the segments exist.
+#[tokio::test]
+async fn shared_memory_is_bounded_per_call() {
+    let l = Layout::new();
+    let server = std::sync::Arc::new(l.server(&[]).await);
+    let before = meminfo("Shmem");
+    let call = tokio::spawn({
+        let server = server.clone();
+        async move {
+            sh(
+                &server,
+                "perl -e 'use IPC::SysV qw(IPC_PRIVATE IPC_CREAT); my $n = 0; \
+                 my $chunk = \"\\x01\" x (1 << 20); for (1 .. 16) { \
+                 my $id = shmget(IPC_PRIVATE, 128 << 20, IPC_CREAT | 0600); last unless defined $id; \
+                 for my $k (0 .. 127) { shmwrite($id, $chunk, $k << 20, 1 << 20) or die \"write: $!\" } \
+                 $n++ } print \"segments $n\\n\"; sleep 3'",
+            )
+            .await
+        }
+    });
+    let mut peak = before;
+    while !call.is_finished() {
+        peak = peak.max(meminfo("Shmem"));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let a = call.await.unwrap();
+    assert_eq!(a.exit_code(), Some(0), "{a:?}");
+    let made: u64 = a
+        .stdout
+        .trim()
+        .strip_prefix("segments ")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{a:?}"));
+    assert!(made <= 2, "{made} segments of 128 MiB were filled: {a:?}");
+    // Other programs on the machine move Shmem a little; 16 segments
+    // would have added 2 GiB.
+    let grew = peak.saturating_sub(before);
+    assert!(grew < 400 << 20, "host Shmem grew by {} MiB", grew >> 20);
+}
+
+/// Each empty file costs the host kernel memory that a byte bound does not
+/// count: the call's temporary file system holds 65,536 files at most.
+#[tokio::test]
+async fn the_temporary_directory_is_bounded_in_files() {
+    if !has("mount_ns") {
+        return skip(
+            "the_temporary_directory_is_bounded_in_files",
+            "no mount namespace",
+        );
+    }
+    let l = Layout::new();
+    let server = l.server(&[]).await;
+    let a = sh(
+        &server,
+        "perl -e 'my $n = 0; for (1 .. 100000) { open(my $f, \">\", \"$ENV{TMPDIR}/f$_\") or last; $n++ } print \"files $n\\n\"'",
+    )
+    .await;
+    let made: u64 = a
+        .stdout
+        .trim()
+        .strip_prefix("files ")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{a:?}"));
+    assert!(made < 65_536, "{made} files were made: {a:?}");
+}
+
+/// Commands start with nothing blocked or ignored, as a shell starts them:
+/// `kill -TERM` ends a child at once, and `kill -TERM 0` ends the line's
+/// own process group, never the call's supervisor.
+#[tokio::test]
+async fn commands_start_with_default_signal_handling() {
+    let l = Layout::new();
+    let server = l.server(&[]).await;
+    let started = Instant::now();
+    let a = sh(&server, "sleep 30 & kill -TERM $!; wait $!; echo status $?").await;
+    assert_eq!(a.stdout.trim(), "status 143", "{a:?}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{a:?}");
+    // Blocked: TERM, CHLD, PIPE; then whether SIGPIPE is ignored.
+    let a = sh(
+        &server,
+        "perl -MPOSIX -e '$o = POSIX::SigSet->new; sigprocmask(SIG_BLOCK, POSIX::SigSet->new, $o); \
+         print join(\",\", map { $o->ismember($_) } (SIGTERM, SIGCHLD, SIGPIPE)), \" \", \
+         ($SIG{PIPE} // \"default\"), \"\\n\"'",
+    )
+    .await;
+    assert_eq!(a.stdout.trim(), "0,0,0 default", "{a:?}");
+    let a = sh(&server, "kill -TERM 0").await;
+    assert_eq!(a.status, "[killed by signal SIGTERM]", "{a:?}");
+}

@@ -52,6 +52,31 @@ fn set_limit(resource: libc::__rlimit_resource_t, soft: u64, hard: u64) -> std::
     Ok(())
 }
 
+/// Unblocks every signal and sets every one back to its default action.
+/// The supervisor blocks SIGTERM and SIGCHLD for itself and ignores
+/// SIGPIPE, and a blocked or ignored signal survives `exec`: a command
+/// must start as a shell would start it, or `kill -TERM`, `timeout` and
+/// test runners that stop their children do nothing until the time limit.
+///
+/// # Safety
+/// Only between `fork` and `exec`: it makes async-signal-safe calls only.
+pub unsafe fn reset_signals() -> std::io::Result<()> {
+    // SAFETY: sigemptyset, pthread_sigmask and signal on this thread.
+    unsafe {
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        if libc::pthread_sigmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut()) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SIGKILL and SIGSTOP, and numbers the kernel has no signal for,
+        // fail harmlessly.
+        for signal in 1..65 {
+            libc::signal(signal, libc::SIG_DFL);
+        }
+    }
+    Ok(())
+}
+
 /// Applies the resource limits and drops every capability.
 ///
 /// # Safety

@@ -137,6 +137,17 @@ pub const MAX_ADDRESS_SPACE: u64 = 16 << 30;
 /// Size of a call's temporary file system, in bytes.
 #[cfg(target_os = "linux")]
 pub const TEMP_SIZE: u64 = 1 << 30;
+/// Files and directories a call's temporary file system may hold: each
+/// costs the host about 1.3 KB of kernel memory even when empty, which the
+/// size bound does not count (about 85 MB at this bound).
+#[cfg(target_os = "linux")]
+pub const TEMP_INODES: u64 = 65_536;
+/// System V shared memory one call may hold, in bytes: its IPC namespace's
+/// `shmall`, and `shmmax` for one segment. Segments are not charged to any
+/// process's address space, so without this a call could fill the host's
+/// memory with detached segments.
+#[cfg(target_os = "linux")]
+pub const SHM_BYTES: u64 = 256 << 20;
 /// Extra CPU seconds a process gets beyond the call's time limit.
 #[cfg(unix)]
 pub const CPU_GRACE_SECONDS: u64 = 5;

@@ -109,14 +109,54 @@ pub fn clone_call(namespaces: Option<bool>) -> Result<Cloned, String> {
 /// the namespace over the host's, so the call's processes can look up only
 /// each other (Landlock still keeps `/proc` unreadable). Before the mounts
 /// go read-only.
-pub fn set_up_as_init(ids: Ids, user: bool, pid_max: Option<u64>) -> Result<(), String> {
+pub fn set_up_as_init(
+    ids: Ids,
+    user: bool,
+    pid_max: Option<u64>,
+    ipc_limits: bool,
+) -> Result<(), String> {
     if user {
         map_ids(ids)?;
     }
     if let Some(max) = pid_max {
         set_pid_max(max)?;
     }
-    mount_own_proc()
+    mount_own_proc()?;
+    if ipc_limits {
+        limit_ipc()?;
+    }
+    Ok(())
+}
+
+/// Bounds what the call's IPC namespace may hold, from inside it: System V
+/// shared memory to [`super::SHM_BYTES`] in all, few segments, message
+/// queues and semaphore sets, and few POSIX message queues. The kernel lets
+/// the namespace's own root set these (Linux 5.19+ for a user namespace's);
+/// where it refuses, the call does not run.
+pub fn limit_ipc() -> Result<(), String> {
+    let page = 4096u64;
+    let settings: [(&str, String); 8] = [
+        ("/proc/sys/kernel/shmmax", super::SHM_BYTES.to_string()),
+        (
+            "/proc/sys/kernel/shmall",
+            (super::SHM_BYTES / page).to_string(),
+        ),
+        ("/proc/sys/kernel/shmmni", "64".into()),
+        ("/proc/sys/kernel/msgmni", "16".into()),
+        ("/proc/sys/kernel/msgmnb", "65536".into()),
+        // SEMMSL SEMMNS SEMOPM SEMMNI
+        ("/proc/sys/kernel/sem", "250 8000 32 32".into()),
+        ("/proc/sys/fs/mqueue/queues_max", "16".into()),
+        ("/proc/sys/fs/mqueue/msgsize_max", "8192".into()),
+    ];
+    for (file, value) in settings {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(file)
+            .and_then(|mut f| f.write_all(value.as_bytes()))
+            .map_err(|e| format!("bounding the call's IPC namespace ({file}): {e}"))?;
+    }
+    Ok(())
 }
 
 /// Sets the PID namespace's `pid_max` (Linux 6.14+), from inside it.
@@ -252,8 +292,12 @@ pub fn remount_read_only(
                 return Err(os_error(&format!("hiding {}", dir.to_string_lossy())));
             }
         }
-        let options = std::ffi::CString::new(format!("size={},mode=700", super::TEMP_SIZE))
-            .map_err(|_| "bad tmpfs options".to_string())?;
+        let options = std::ffi::CString::new(format!(
+            "size={},nr_inodes={},mode=700",
+            super::TEMP_SIZE,
+            super::TEMP_INODES
+        ))
+        .map_err(|_| "bad tmpfs options".to_string())?;
         for dir in fresh {
             let dir = c_path(dir)?;
             if libc::mount(

@@ -28,6 +28,10 @@ pub struct Layers {
     pub pid_max: bool,
     /// The server runs as root.
     pub root: bool,
+    /// The call's IPC namespace can be bounded from inside (Linux 5.19+
+    /// in a user namespace); else System V IPC is refused by seccomp.
+    #[serde(default)]
+    pub ipc_limits: bool,
 }
 
 const USER: i32 = 1;
@@ -35,6 +39,7 @@ const MOUNT: i32 = 2;
 const PID: i32 = 4;
 const PID_MAX: i32 = 8;
 const SECCOMP_OK: i32 = 16;
+const IPC_LIMITS: i32 = 32;
 
 /// Runs in the supervisor (single-threaded): tries each layer in a child.
 pub fn probe_here() -> Layers {
@@ -71,6 +76,7 @@ pub fn probe_here() -> Layers {
         pid_ns: namespaces & PID != 0,
         pid_max: namespaces & PID_MAX != 0,
         root,
+        ipc_limits: namespaces & IPC_LIMITS != 0 && namespaces & MOUNT != 0,
     }
 }
 
@@ -91,10 +97,13 @@ fn try_namespaces(user: bool) -> i32 {
             if namespaces::set_pid_max(MAX_TASKS + 1).is_ok() {
                 found |= PID_MAX;
             }
-            if namespaces::mount_own_proc().is_ok()
-                && namespaces::remount_read_only(&[], &[], &[]).is_ok()
-            {
-                found |= MOUNT;
+            if namespaces::mount_own_proc().is_ok() {
+                if namespaces::limit_ipc().is_ok() {
+                    found |= IPC_LIMITS;
+                }
+                if namespaces::remount_read_only(&[], &[], &[]).is_ok() {
+                    found |= MOUNT;
+                }
             }
             // SAFETY: leave the probe's child with what it found.
             unsafe { libc::_exit(found) };
@@ -252,6 +261,36 @@ pub fn properties(layers: &Layers) -> Vec<Property> {
                 (!layers.pid_ns && layers.seccomp)
                     .then(|| "seccomp (msgget, semget, shmget, mq_open refused)".to_string()),
             ]),
+        ),
+        (
+            "System V shared memory and message queues bounded per call",
+            join(vec![
+                (layers.pid_ns && layers.ipc_limits).then(|| {
+                    format!(
+                        "IPC namespace limits ({} MiB of shared memory, 64 segments, 16 queues)",
+                        super::SHM_BYTES >> 20
+                    )
+                }),
+                (!(layers.pid_ns && layers.ipc_limits) && layers.seccomp)
+                    .then(|| "seccomp (msgget, semget, shmget, mq_open refused)".to_string()),
+            ]),
+        ),
+        (
+            "the private temporary directory is bounded in bytes and in files",
+            join(vec![layers.mount_ns.then(|| {
+                format!(
+                    "tmpfs of {} MiB and {} files",
+                    super::TEMP_SIZE >> 20,
+                    super::TEMP_INODES
+                )
+            })]),
+        ),
+        (
+            "commands start with no signal blocked or ignored",
+            (
+                "signal mask and dispositions reset before every exec".to_string(),
+                true,
+            ),
         ),
         (
             "no set-user-ID or set-group-ID file created",

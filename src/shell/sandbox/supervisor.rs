@@ -135,7 +135,12 @@ impl Prepared {
                 .seccomp
                 .then(|| {
                     let namespaced = layers.pid_ns || layers.mount_ns;
-                    seccomp::build(confinement.read_only || !layers.mount_ns, !namespaced)
+                    // An IPC namespace that could not be bounded is as good
+                    // as the host's: System V IPC is refused there too.
+                    seccomp::build(
+                        confinement.read_only || !layers.mount_ns,
+                        !namespaced || !layers.ipc_limits,
+                    )
                 })
                 .transpose()?
                 .map(std::sync::Arc::new),
@@ -278,7 +283,7 @@ fn serve(
             let pid_max = layers
                 .pid_max
                 .then_some((confinement.max_tasks + 1).max(301));
-            namespaces::set_up_as_init(ids, layers.user_ns, pid_max)?;
+            namespaces::set_up_as_init(ids, layers.user_ns, pid_max, layers.ipc_limits)?;
             let fresh: Vec<PathBuf> = confinement.temp.iter().cloned().collect();
             namespaces::remount_read_only(
                 &confinement.writable,
@@ -448,7 +453,9 @@ impl Confined {
                     Err(e) => (None, Err(e)),
                 }
             };
-            let spawned = stdout.and_then(|out| self.spawn(stage, stdin.take(), out, cwd, env));
+            let group = pids.first().copied().unwrap_or(0);
+            let spawned =
+                stdout.and_then(|out| self.spawn(stage, stdin.take(), out, cwd, env, group));
             stdin = next_stdin;
             match spawned {
                 Ok(pid) => {
@@ -481,6 +488,8 @@ impl Confined {
         })
     }
 
+    /// Starts one command of a pipeline; `group` is the pipeline's process
+    /// group (0: this command leads a new one).
     fn spawn(
         &self,
         stage: &Stage,
@@ -488,6 +497,7 @@ impl Confined {
         stdout: Target,
         cwd: &Path,
         env: &[(String, String)],
+        group: libc::pid_t,
     ) -> std::io::Result<libc::pid_t> {
         let Some((program, args)) = stage.argv.split_first() else {
             return Err(std::io::Error::other("empty command"));
@@ -503,7 +513,12 @@ impl Confined {
             }
         }
         let mut command = Command::new(program);
+        // Each pipeline is a process group of its own (led by its first
+        // command), as a shell makes it: `kill -TERM 0` reaches the
+        // pipeline, never the supervisor, which takes SIGTERM as the
+        // server's order to stop.
         command
+            .process_group(group)
             .args(args)
             .env_clear()
             .envs(env.iter().chain(&stage.env).map(|(k, v)| (k, v)))
@@ -521,6 +536,7 @@ impl Confined {
         // system calls only, in the child before exec.
         unsafe {
             command.pre_exec(move || {
+                limits::reset_signals()?;
                 limits::apply(&limits)?;
                 if let Some(fd) = rules {
                     landlock::restrict_self(fd)?;

@@ -1013,6 +1013,73 @@ async fn class6_expansion_is_bounded() {
     server.assert_alive().await;
 }
 
+/// The server's own process (not its sandbox supervisors), found by the
+/// root on its command line.
+fn server_pid(root: &Path) -> u32 {
+    let needle = root.display().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .find(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline);
+            cmdline.contains(&needle) && !cmdline.contains("__rootbound-sandbox-supervisor")
+        })
+        .expect("the server's process")
+}
+
+/// How many of a process's threads are running or waiting for a processor.
+fn busy_threads(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|tasks| {
+            tasks
+                .flatten()
+                .filter(|t| {
+                    std::fs::read_to_string(t.path().join("stat"))
+                        .ok()
+                        .and_then(|stat| {
+                            let after = stat.rsplit_once(") ")?.1.to_string();
+                            after.chars().next()
+                        })
+                        == Some('R')
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// Class 6: a line expands its globs inside its turn, so no more lines
+/// than there are turns (4) read directories at once, whatever is queued.
+/// Judged by the server's threads that are running or runnable.
+#[tokio::test]
+async fn class6_expansion_waits_for_a_turn() {
+    let l = Layout::new();
+    for i in 0..2000 {
+        l.tmp.file(&format!("root/m/f{i:04}.txt"), "");
+    }
+    let server = std::sync::Arc::new(l.server(&["--bash-timeout", "8"]).await);
+    let pid = server_pid(&l.root());
+    let line = format!("echo {}", "m/z* ".repeat(5000));
+    let mut calls = Vec::new();
+    for _ in 0..8 {
+        let server = server.clone();
+        let line = line.clone();
+        calls.push(tokio::spawn(async move { bash(&server, &line).await }));
+    }
+    let mut most = 0;
+    while !calls.iter().all(|c| c.is_finished()) {
+        most = most.max(busy_threads(pid));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Four planning lines, the runtime's thread and the stdin reader.
+    assert!(
+        most <= 6,
+        "{most} of the server's threads were busy at once"
+    );
+    server.assert_alive().await;
+}
+
 /// Class 7: deny entries see through global options; a deny list cannot be
 /// combined with a full shell.
 #[tokio::test]

@@ -108,6 +108,12 @@ impl Plan {
     }
 }
 
+/// One of the shell's turns, held from a line's planning to its end.
+#[derive(Debug)]
+pub struct Turn<'a> {
+    _permit: tokio::sync::SemaphorePermit<'a>,
+}
+
 /// A command line's outcome, and what the check after it undid.
 #[derive(Debug)]
 pub struct Ran {
@@ -268,7 +274,29 @@ impl Shell {
         Instant::now() + self.config.timeout
     }
 
-    /// Runs a checked plan: first git's configuration is checked in every
+    /// Waits for one of the [`MAX_CONCURRENT_CALLS`] turns, within the
+    /// call's time limit and cancellation. A line holds its turn from its
+    /// planning (glob expansion reads directories) to its end, so no more
+    /// than that many lines work at once, whatever they hold. Err: how the
+    /// call ends instead, or a message.
+    pub async fn take_turn(
+        &self,
+        deadline: Instant,
+        cancel: &CancellationToken,
+    ) -> Result<Turn<'_>, Result<Ran, String>> {
+        let turn = self.turns.acquire();
+        let waited = self.wait_for(turn, deadline, cancel, "other commands held every turn");
+        match waited.await {
+            Ok(Ok(permit)) => Ok(Turn { _permit: permit }),
+            Ok(Err(e)) => Err(Err(e.to_string())),
+            Err(ended) => Err(Ok(Ran {
+                outcome: ended,
+                left_behind: Vec::new(),
+            })),
+        }
+    }
+
+    /// Runs a checked plan in `turn`: first git's configuration is checked in every
     /// repository the plan's git stages use, then the steps run. Err is a
     /// refusal message.
     pub async fn run(
@@ -277,18 +305,9 @@ impl Shell {
         guard: &Guard,
         deadline: Instant,
         cancel: &CancellationToken,
+        turn: Turn<'_>,
     ) -> Result<Ran, String> {
-        let turn = self.turns.acquire();
-        let waited = self.wait_for(turn, deadline, cancel, "other commands held every turn");
-        let _turn = match waited.await {
-            Ok(turn) => turn.map_err(|e| e.to_string())?,
-            Err(ended) => {
-                return Ok(Ran {
-                    outcome: ended,
-                    left_behind: Vec::new(),
-                });
-            }
-        };
+        let _turn = turn;
         let writable = self.config.mode != BashMode::ReadOnly && !plan.writes_nothing;
         let gate = async {
             if !plan.git_pins.is_empty() {

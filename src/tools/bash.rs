@@ -53,6 +53,13 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     // the blocking pool; one without is only parsed and checked, inline.
     let deadline = shell.deadline_from_now();
     let command = params.command;
+    let turn = match shell.take_turn(deadline, &ctx.cancel).await {
+        Ok(turn) => turn,
+        Err(ended) => {
+            let ran = ended.map_err(ToolError)?;
+            return super::text(format_outcome(&ran.outcome, &[], &fresh_boundary()));
+        }
+    };
     let planned = if command.len() <= 4096 && !command.contains(['*', '?', '[']) {
         shell.plan(&command, &state.guard, deadline)
     } else {
@@ -66,7 +73,7 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     };
     let plan = planned.map_err(|r| ToolError(shell.refusal_message(&r)))?;
     let ran = shell
-        .run(&plan, &state.guard, deadline, &ctx.cancel)
+        .run(&plan, &state.guard, deadline, &ctx.cancel, turn)
         .await
         .map_err(ToolError)?;
     let mut notes = plan.notes(state.config.bash.mode);

@@ -169,9 +169,9 @@ pub const LS: Program = Program {
         ("-h", FLAG),
         ("--human-readable", FLAG),
         ("--si", FLAG),
-        ("-H", FLAG),
-        ("--dereference-command-line", FLAG),
-        ("--dereference-command-line-symlink-to-dir", FLAG),
+        // Not -H, --dereference-command-line and its -symlink-to-dir form:
+        // they follow a link named in the roots to an outside directory or
+        // file and show its entries or metadata.
         ("--hide", TEXT),
         ("--hyperlink", OPT_TEXT),
         ("--indicator-style", TEXT),

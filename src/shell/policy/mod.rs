@@ -652,6 +652,22 @@ mod tests {
         assert!(allowed(&p, "rg -e=x -n src"));
     }
 
+    /// ls may not follow a link named on its command line (`-H` and its long
+    /// forms): an in-root link to an outside directory would list it.
+    #[test]
+    fn ls_never_follows_a_command_line_link() {
+        let p = ro();
+        for bad in [
+            "ls -H link",
+            "ls -lH link",
+            "ls --dereference-command-line link",
+            "ls --dereference-command-line-symlink-to-dir link",
+        ] {
+            assert!(!allowed(&p, bad), "{bad}");
+        }
+        assert!(allowed(&p, "ls -l link"));
+    }
+
     /// GNU's tools permute (Linux); elsewhere BSD's may run, which take a
     /// word after an operand as a file, so such a word is refused there.
     #[test]

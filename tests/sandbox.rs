@@ -470,7 +470,66 @@ async fn system_secrets_are_unreadable_even_as_root() {
     // The one readable file proves the command ran.
     assert!(a.stdout.starts_with("root:x:0:0:"), "{a:?}");
     assert_eq!(a.stdout.lines().count(), 1, "{a:?}");
-    assert!(a.stderr.contains("/etc/shadow: Permission denied"), "{a:?}");
+    // Refused by Landlock, or absent from the call's file system view.
+    assert!(
+        a.stderr.contains("/etc/shadow: Permission denied")
+            || a.stderr.contains("/etc/shadow: No such file or directory"),
+        "{a:?}"
+    );
+}
+
+/// The call's file system holds only the roots, the system directories, the
+/// named `/etc` files, its devices, its `/proc` and its temporary directory:
+/// any other path does not exist, so not even its size, owner or times can
+/// be asked, and a link in a root that leads out leads nowhere.
+#[tokio::test]
+async fn outside_paths_do_not_exist_inside_a_call() {
+    if !has("mount_ns") {
+        return skip("outside_paths_do_not_exist", "no mount namespace");
+    }
+    let l = Layout::new();
+    std::os::unix::fs::symlink(l.outside(), l.root().join("out")).unwrap();
+    for mode in ["unrestricted", "read-only"] {
+        let server = if mode == "unrestricted" {
+            l.server(&[]).await
+        } else {
+            Server::start(&[&l.root()], &["--bash-mode", mode]).await
+        };
+        let victim = l.outside().join("victim.txt");
+        let command = if mode == "unrestricted" {
+            format!(
+                "stat -c %s {v}; stat -c %s /srv /opt /etc/hostname; ls -l out/; cat out/victim.txt; \
+                 stat -c %s /usr/bin/env >/dev/null && echo system-visible",
+                v = victim.display()
+            )
+        } else {
+            "ls -l out/".to_string()
+        };
+        let result = server.call("bash", json!({"command": command})).await;
+        let a = BashAnswer::parse(&all_text(&result));
+        assert!(
+            !a.stdout.contains('7'),
+            "{mode}: the outside size showed: {a:?}"
+        );
+        assert!(
+            !a.stdout.contains("victim"),
+            "{mode}: an outside name showed: {a:?}"
+        );
+        if mode == "unrestricted" {
+            assert!(a.stdout.contains("system-visible"), "{a:?}");
+            for path in [
+                victim.display().to_string(),
+                "/srv".into(),
+                "/etc/hostname".into(),
+            ] {
+                assert!(
+                    a.stderr
+                        .contains(&format!("'{path}': No such file or directory")),
+                    "{path}: {a:?}"
+                );
+            }
+        }
+    }
 }
 
 #[tokio::test]

@@ -436,6 +436,256 @@ fn bind_over_itself(path: &std::path::Path, read_only: bool) -> Result<(), Strin
     Ok(())
 }
 
+/// How a path appears in a call's file system view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Read-only, no set-ID programs.
+    ReadOnly,
+    /// Writable, no set-ID programs, no devices.
+    Writable,
+    /// A device file, readable and writable.
+    Device,
+}
+
+fn open_tree(path: &std::path::Path) -> Result<OwnedFd, String> {
+    use std::os::fd::FromRawFd;
+    let c = c_path(path)?;
+    // SAFETY: open_tree with a valid C string.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_open_tree,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            (libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC) as libc::c_uint
+                | libc::AT_RECURSIVE as libc::c_uint
+                | libc::AT_SYMLINK_NOFOLLOW as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        return Err(os_error(&format!(
+            "copying the mount of {}",
+            path.display()
+        )));
+    }
+    // SAFETY: the kernel gave us this descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+}
+
+fn set_tree_attributes(tree: &OwnedFd, set: u64, clear: u64) -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    let attr = MountAttr {
+        attr_set: set,
+        attr_clr: clear,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: mount_setattr on a detached mount's descriptor, with a
+    // correctly sized struct.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            tree.as_raw_fd(),
+            c"".as_ptr(),
+            (libc::AT_EMPTY_PATH | libc::AT_RECURSIVE) as libc::c_uint,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if rc != 0 {
+        return Err(os_error("setting a mount's attributes"));
+    }
+    Ok(())
+}
+
+fn move_tree(tree: &OwnedFd, to: &std::path::Path) -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    let c = c_path(to)?;
+    // SAFETY: move_mount from a detached mount's descriptor to a path.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            tree.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            libc::MOVE_MOUNT_F_EMPTY_PATH,
+        )
+    };
+    if rc != 0 {
+        return Err(os_error(&format!("mounting {}", to.display())));
+    }
+    Ok(())
+}
+
+/// Where the new root is built before the switch: any directory the host
+/// has. What lies beneath it was copied first, so nothing is lost.
+const BUILD_AT: &str = "/tmp";
+
+/// Gives the call a file system that holds only what it may use: a new
+/// root in memory (read-only) holding each of `sources` at its own path,
+/// bound as its [`Access`] says, links among them as they are (`/bin ->
+/// usr/bin`), `/dev/fd` and the standard streams as links into its own
+/// `/proc`, its own `/proc`, and a fresh writable file system in memory on
+/// each of `fresh`. Paths outside do not exist at all, so not even their
+/// metadata can be asked (what bubblewrap does). Needs a mount namespace
+/// of our own; sources that do not exist are passed over.
+pub fn enter_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<(), String> {
+    make_private()?;
+    enum Copy {
+        Link(PathBuf),
+        Tree(OwnedFd, bool),
+    }
+    let mut sources: Vec<&(PathBuf, Access)> = sources.iter().collect();
+    sources.sort_by_key(|(p, _)| p.components().count());
+    // First a detached copy of every source, before anything is mounted.
+    let mut copies = Vec::new();
+    for (path, access) in sources {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            continue;
+        };
+        if meta.file_type().is_symlink() {
+            if let Ok(target) = std::fs::read_link(path) {
+                copies.push((path, Copy::Link(target)));
+            }
+            continue;
+        }
+        let tree = open_tree(path)?;
+        let (set, clear) = match access {
+            Access::ReadOnly => (libc::MOUNT_ATTR_RDONLY | libc::MOUNT_ATTR_NOSUID, 0),
+            Access::Writable => (
+                libc::MOUNT_ATTR_NOSUID | libc::MOUNT_ATTR_NODEV,
+                libc::MOUNT_ATTR_RDONLY,
+            ),
+            Access::Device => (libc::MOUNT_ATTR_NOSUID | libc::MOUNT_ATTR_NOEXEC, 0),
+        };
+        set_tree_attributes(&tree, set, clear)?;
+        copies.push((path, Copy::Tree(tree, meta.is_dir())));
+    }
+    // The namespace's own /proc, mounted before: a user namespace may not
+    // mount a new one where none is visible.
+    let proc = open_tree(std::path::Path::new("/proc"))?;
+    let build = std::path::Path::new(BUILD_AT);
+    // SAFETY: mount(2) with valid C strings, in our own mount namespace.
+    let mounted = unsafe {
+        libc::mount(
+            c"tmpfs".as_ptr(),
+            c"/tmp".as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            c"size=1m,nr_inodes=4096,mode=755".as_ptr().cast(),
+        )
+    };
+    if mounted != 0 {
+        return Err(os_error("mounting the call's new root"));
+    }
+    let inside = |path: &std::path::Path| build.join(path.strip_prefix("/").unwrap_or(path));
+    let made = |what: &str, path: &std::path::Path, e: std::io::Error| {
+        format!("{what} {} in the call's new root: {e}", path.display())
+    };
+    for (path, copy) in &copies {
+        let at = inside(path);
+        if let Some(parent) = at.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| made("making", parent, e))?;
+        }
+        match copy {
+            Copy::Link(target) => match std::os::unix::fs::symlink(target, &at) {
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                    return Err(made("linking", &at, e));
+                }
+                _ => {}
+            },
+            Copy::Tree(tree, is_dir) => {
+                if std::fs::symlink_metadata(&at).is_err() {
+                    let created = if *is_dir {
+                        std::fs::create_dir(&at)
+                    } else {
+                        std::fs::File::create(&at).map(drop)
+                    };
+                    created.map_err(|e| made("making", &at, e))?;
+                }
+                move_tree(tree, &at)?;
+            }
+        }
+    }
+    for (name, target) in [
+        ("dev/fd", "/proc/self/fd"),
+        ("dev/stdin", "/proc/self/fd/0"),
+        ("dev/stdout", "/proc/self/fd/1"),
+        ("dev/stderr", "/proc/self/fd/2"),
+    ] {
+        let at = build.join(name);
+        if at.parent().is_some_and(std::path::Path::is_dir) {
+            let _ = std::os::unix::fs::symlink(target, at);
+        }
+    }
+    std::fs::create_dir_all(build.join("proc")).map_err(|e| made("making", build, e))?;
+    move_tree(&proc, &build.join("proc"))?;
+    for dir in fresh {
+        let at = inside(dir);
+        std::fs::create_dir_all(&at).map_err(|e| made("making", &at, e))?;
+    }
+    // SAFETY: chdir, pivot_root and umount2 with valid C strings: the new
+    // root goes on top of the old, which is then detached.
+    unsafe {
+        if libc::chdir(c"/tmp".as_ptr()) != 0
+            || libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) != 0
+            || libc::umount2(c".".as_ptr(), libc::MNT_DETACH) != 0
+            || libc::chdir(c"/".as_ptr()) != 0
+        {
+            return Err(os_error("switching to the call's new root"));
+        }
+    }
+    mount_fresh(fresh)?;
+    mount_setattr(c"/", false, libc::MOUNT_ATTR_RDONLY, 0)
+}
+
+fn make_private() -> Result<(), String> {
+    // SAFETY: mount(2) with valid C strings; changes only our namespace.
+    let rc = unsafe {
+        libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        )
+    };
+    if rc != 0 {
+        return Err(os_error("making mounts private"));
+    }
+    Ok(())
+}
+
+/// Mounts a fresh writable file system in memory on each of `fresh`.
+fn mount_fresh(fresh: &[PathBuf]) -> Result<(), String> {
+    let options = std::ffi::CString::new(format!(
+        "size={},nr_inodes={},mode=700",
+        super::TEMP_SIZE,
+        super::TEMP_INODES
+    ))
+    .map_err(|_| "bad tmpfs options".to_string())?;
+    for dir in fresh {
+        let dir = c_path(dir)?;
+        // SAFETY: mount(2) with valid C strings, in our own namespace.
+        let rc = unsafe {
+            libc::mount(
+                c"tmpfs".as_ptr(),
+                dir.as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV,
+                options.as_ptr().cast(),
+            )
+        };
+        if rc != 0 {
+            return Err(os_error(&format!(
+                "mounting a temporary file system on {}",
+                dir.to_string_lossy()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// As the PID namespace's init: kills every other process in it and reaps
 /// them (and any orphan), so none is left when this returns.
 pub fn kill_everything_as_init() {

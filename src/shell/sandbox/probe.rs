@@ -101,7 +101,7 @@ fn try_namespaces(user: bool) -> i32 {
                 if namespaces::limit_ipc().is_ok() {
                     found |= IPC_LIMITS;
                 }
-                if namespaces::remount_read_only(&[], &[], &[]).is_ok() {
+                if namespaces::enter_view(&[], &[]).is_ok() {
                     found |= MOUNT;
                 }
             }
@@ -261,6 +261,14 @@ pub fn properties(layers: &Layers) -> Vec<Property> {
                 (!layers.pid_ns && layers.seccomp)
                     .then(|| "seccomp (msgget, semget, shmget, mq_open refused)".to_string()),
             ]),
+        ),
+        (
+            "no path outside can be looked up (no existence, size, owner or times)",
+            join(vec![layers.mount_ns.then(|| {
+                "a new root holding only the roots, system directories, named /etc files and \
+                 devices"
+                    .to_string()
+            })]),
         ),
         (
             "System V shared memory and message queues bounded per call",

@@ -38,6 +38,7 @@ pub struct Request {
     pub env: Vec<(String, String)>,
     pub confinement: Confinement,
     /// Bound over themselves in the call's mount namespace.
+    #[serde(default)]
     pub protect: super::Protect,
 }
 
@@ -285,11 +286,15 @@ fn serve(
                 .then_some((confinement.max_tasks + 1).max(301));
             namespaces::set_up_as_init(ids, layers.user_ns, pid_max, layers.ipc_limits)?;
             let fresh: Vec<PathBuf> = confinement.temp.iter().cloned().collect();
-            namespaces::remount_read_only(
-                &confinement.writable,
-                &hidden_dirs(confinement),
-                &fresh,
-            )?;
+            if view_possible(confinement) {
+                namespaces::enter_view(&view_sources(confinement), &fresh)?;
+            } else {
+                namespaces::remount_read_only(
+                    &confinement.writable,
+                    &hidden_dirs(confinement),
+                    &fresh,
+                )?;
+            }
             if !confinement.read_only {
                 namespaces::protect(&request.protect)?;
             }
@@ -308,6 +313,46 @@ fn serve(
     let report = confined.run_steps(&request.steps, &request.cwd, &request.env);
     end(ids.is_some());
     Ok(report)
+}
+
+/// A root that is `/` (or holds the directory the new root is built in)
+/// leaves nothing to hide: the whole tree is then remounted read-only
+/// instead.
+fn view_possible(confinement: &Confinement) -> bool {
+    let build = Path::new("/tmp");
+    !confinement
+        .readable
+        .iter()
+        .chain(&confinement.writable)
+        .any(|p| build.starts_with(p))
+}
+
+/// What a call's file system view holds: the system directories, the named
+/// `/etc` files and devices, the readable directories, and the writable
+/// ones (all but the temporary directory, which gets a fresh file system).
+fn view_sources(confinement: &Confinement) -> Vec<(PathBuf, namespaces::Access)> {
+    use namespaces::Access;
+    let mut sources = Vec::new();
+    for (list, access) in [
+        (super::SYSTEM_DIRS, Access::ReadOnly),
+        (super::ETC_FILES, Access::ReadOnly),
+        (super::DEVICES, Access::Device),
+    ] {
+        sources.extend(list.iter().map(|p| (PathBuf::from(p), access)));
+    }
+    let writable: Vec<PathBuf> = confinement
+        .writable
+        .iter()
+        .filter(|w| Some(*w) != confinement.temp.as_ref())
+        .cloned()
+        .collect();
+    for readable in &confinement.readable {
+        if !writable.contains(readable) {
+            sources.push((readable.clone(), Access::ReadOnly));
+        }
+    }
+    sources.extend(writable.into_iter().map(|w| (w, Access::Writable)));
+    sources
 }
 
 /// Home directories are covered with an empty file system in the call's

@@ -106,7 +106,63 @@ pub const SETTINGS: &[(&str, &str)] = &[
         ".lefthook.yml",
         "lefthook runs the commands it names at the user's git commit",
     ),
+    (
+        "lefthook.yaml",
+        "lefthook runs the commands it names at the user's git commit",
+    ),
+    (
+        ".lefthook.yaml",
+        "lefthook runs the commands it names at the user's git commit",
+    ),
+    (
+        "lefthook.json",
+        "lefthook runs the commands it names at the user's git commit",
+    ),
+    (
+        "lefthook.toml",
+        "lefthook runs the commands it names at the user's git commit",
+    ),
+    (
+        "lefthook-local.yml",
+        "lefthook runs the commands it names at the user's git commit",
+    ),
+    (
+        ".lefthook-local.yml",
+        "lefthook runs the commands it names at the user's git commit",
+    ),
+    (
+        ".husky",
+        "husky's hooks run at the user's git commit, from here whatever core.hooksPath says",
+    ),
+    (
+        ".devcontainer.json",
+        "editors build and run the container it describes",
+    ),
+    (".vimrc", "Vim runs it on opening the folder (exrc)"),
+    ("_vimrc", "Vim runs it on opening the folder (exrc)"),
+    (".gvimrc", "gVim runs it on opening the folder (exrc)"),
+    (
+        ".qwen",
+        "Qwen Code starts the MCP servers and hooks it names",
+    ),
+    (
+        ".opencode",
+        "opencode starts the MCP servers and runs the commands it names",
+    ),
+    ("opencode.json", "opencode starts the MCP servers it names"),
+    (".crush", "Crush starts the MCP servers it names"),
+    (
+        ".aider.conf.yml",
+        "aider runs the lint and test commands it names",
+    ),
 ];
+
+/// Names that end so are settings too: VS Code opens a `*.code-workspace`
+/// and runs the tasks it names.
+const SETTINGS_SUFFIXES: &[(&str, &str)] = &[(
+    ".code-workspace",
+    "VS Code runs the tasks and uses the programs a workspace file names",
+)];
 
 /// Renamed entries end with this: git, editors and agents ignore it.
 pub const QUARANTINE_SUFFIX: &str = ".rootbound-quarantine";
@@ -126,17 +182,13 @@ pub fn settings_reason(name: &OsStr) -> Option<&'static str> {
     SETTINGS
         .iter()
         .find(|(n, _)| OsStr::new(n) == name)
+        .or_else(|| {
+            let name = name.to_str()?;
+            SETTINGS_SUFFIXES
+                .iter()
+                .find(|(suffix, _)| name.len() > suffix.len() && name.ends_with(suffix))
+        })
         .map(|(_, why)| *why)
-}
-
-/// Whether `head`'s bytes are a `HEAD` git accepts: a symbolic ref into
-/// `refs/`, or an object name.
-fn valid_head(head: &[u8]) -> bool {
-    let text = head.strip_suffix(b"\n").unwrap_or(head);
-    if let Some(target) = text.strip_prefix(b"ref:") {
-        return target.trim_ascii_start().starts_with(b"refs/");
-    }
-    matches!(text.len(), 40 | 64) && text.iter().all(u8::is_ascii_hexdigit)
 }
 
 /// Reads a small file without following a final link and without blocking
@@ -159,16 +211,125 @@ fn read_small(path: &Path, max: u64) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-/// Whether `dir` is a git directory by git's rule, given its entries.
+/// Whether `dir` may be a git directory, given its entries: looser than
+/// git, never stricter. Any `HEAD` counts, whatever it holds (git trims and
+/// reads what it likes of it, so a check of its content can be fooled),
+/// with `objects` and `refs` of any type (git follows links to them), or a
+/// `commondir` (a worktree's); and every directory named `.git` is one.
 fn is_git_dir(dir: &Path, entries: &HashMap<OsString, Kind>) -> bool {
-    let has = |name: &str, kind: Kind| entries.get(OsStr::new(name)) == Some(&kind);
-    let head = match entries.get(OsStr::new("HEAD")) {
-        Some(Kind::File) => read_small(&dir.join("HEAD"), 4096).is_some_and(|h| valid_head(&h)),
-        Some(Kind::Link) => std::fs::read_link(dir.join("HEAD"))
-            .is_ok_and(|t| t.as_os_str().as_encoded_bytes().starts_with(b"refs/")),
-        _ => false,
+    let present = |name: &str| entries.contains_key(OsStr::new(name));
+    if dir.file_name() == Some(OsStr::new(".git")) {
+        return true;
+    }
+    present("HEAD") && ((present("objects") && present("refs")) || present("commondir"))
+}
+
+/// The paths a git config names as hooks or further configuration, as
+/// written (`core.hooksPath`, `include.path`, `includeIf.<cond>.path`).
+/// A plain reading of git's syntax: sections, keys, quoted values.
+pub(super) fn config_paths(text: &str) -> Vec<(String, String)> {
+    let mut section = String::new();
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix('[') {
+            let Some(end) = rest.find(']') else { continue };
+            let header = &rest[..end];
+            let (name, sub) = match header.split_once(char::is_whitespace) {
+                Some((name, sub)) => (name, sub.trim().trim_matches('"')),
+                None => (header, ""),
+            };
+            section = if sub.is_empty() {
+                name.to_ascii_lowercase()
+            } else {
+                format!("{}.{sub}", name.to_ascii_lowercase())
+            };
+            // `[core] hooksPath = x` on the header's line.
+            let after = rest[end + 1..].trim();
+            if after.is_empty() {
+                continue;
+            }
+            push_setting(&section, after, &mut found);
+            continue;
+        }
+        push_setting(&section, line, &mut found);
+    }
+    found
+}
+
+fn push_setting(section: &str, line: &str, found: &mut Vec<(String, String)>) {
+    let Some((key, value)) = line.split_once('=') else {
+        return;
     };
-    head && ((has("objects", Kind::Dir) && has("refs", Kind::Dir)) || has("commondir", Kind::File))
+    let key = key.trim().to_ascii_lowercase();
+    let value = value
+        .split(['#', ';'])
+        .next()
+        .unwrap_or("")
+        .trim()
+        .trim_matches('"');
+    let wanted = (section == "core" && key == "hookspath")
+        || ((section == "include" || section.starts_with("includeif.")) && key == "path");
+    if wanted && !value.is_empty() {
+        found.push((format!("{section}.{key}"), value.to_string()));
+    }
+}
+
+/// Where a config's path value leads: `core.hooksPath` relative to the
+/// directory hooks run in (the work tree: the directory holding a `.git`
+/// directory; a bare repository's own directory), an include relative to
+/// the directory of the config file that names it (`config_dir`).
+pub(super) fn config_target(git_dir: &Path, config_dir: &Path, key: &str, value: &str) -> PathBuf {
+    let value = Path::new(value);
+    if value.is_absolute() {
+        return value.to_path_buf();
+    }
+    let base = if key == "core.hookspath" {
+        if git_dir.file_name() == Some(OsStr::new(".git")) {
+            git_dir.parent().unwrap_or(git_dir)
+        } else {
+            git_dir
+        }
+    } else {
+        config_dir
+    };
+    let mut out = base.to_path_buf();
+    for part in value.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::Normal(p) => out.push(p),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The git directory a `.git` file points to (`gitdir: <path>`, relative
+/// to the file's directory), or a `commondir` file to (relative to its git
+/// directory).
+pub(super) fn pointed_dir(base: &Path, text: &[u8]) -> Option<PathBuf> {
+    let text = std::str::from_utf8(text).ok()?.trim();
+    let text = text.strip_prefix("gitdir:").unwrap_or(text).trim();
+    if text.is_empty() {
+        return None;
+    }
+    let mut out = if Path::new(text).is_absolute() {
+        PathBuf::new()
+    } else {
+        base.to_path_buf()
+    };
+    for part in Path::new(text).components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    Some(out)
 }
 
 /// The type of a directory entry, as listed (links never followed).
@@ -245,6 +406,39 @@ pub fn write_refusal(root: &Path, real: &Path, unprotected: &Unprotected) -> Opt
         if would_be_git_dir(&entries, &parts[k..]) {
             return Some(new_repository_reason(dir));
         }
+        if entries.contains_key(OsStr::new(".git"))
+            && let Some(why) = named_by_config(dir, real)
+        {
+            return Some(why);
+        }
+    }
+    None
+}
+
+/// Why `real` is refused as what the config of the repository whose work
+/// tree is `work_tree` makes hooks or configuration (`core.hooksPath`,
+/// `include.path`), in its git directory or its common directory.
+fn named_by_config(work_tree: &Path, real: &Path) -> Option<String> {
+    let dot_git = work_tree.join(".git");
+    let git_dir = if dot_git.is_dir() {
+        dot_git
+    } else {
+        pointed_dir(work_tree, &read_small(&dot_git, 4096)?)?
+    };
+    let common =
+        read_small(&git_dir.join("commondir"), 4096).and_then(|text| pointed_dir(&git_dir, &text));
+    for dir in std::iter::once(git_dir.clone()).chain(common) {
+        let Some(bytes) = read_small(&dir.join("config"), 1 << 20) else {
+            continue;
+        };
+        for (key, value) in config_paths(&String::from_utf8_lossy(&bytes)) {
+            if real.starts_with(config_target(&git_dir, &dir, &key, &value)) {
+                return Some(format!(
+                    "the repository's {key} names it: git runs or obeys what is there outside \
+                     the sandbox"
+                ));
+            }
+        }
     }
     None
 }
@@ -263,16 +457,8 @@ fn would_be_git_dir(entries: &HashMap<OsString, Kind>, rest: &[std::path::Compon
     let Some(first) = rest.first().map(|c| c.as_os_str()) else {
         return false;
     };
-    let creates_dir = rest.len() > 1;
-    let has = |name: &str, want_dir: bool| {
-        entries.get(OsStr::new(name)).is_some_and(|k| {
-            if want_dir {
-                *k == Kind::Dir
-            } else {
-                matches!(k, Kind::File | Kind::Link)
-            }
-        }) || (first == name && creates_dir == want_dir)
-    };
+    // As loose as `is_git_dir`: any type counts.
+    let has = |name: &str, _dir: bool| entries.contains_key(OsStr::new(name)) || first == name;
     let touches = ["HEAD", "objects", "refs", "commondir"]
         .iter()
         .any(|n| first == *n);
@@ -286,11 +472,65 @@ mod tests {
     use super::*;
 
     #[test]
-    fn heads_are_read_as_git_reads_them() {
-        assert!(valid_head(b"ref: refs/heads/main\n"));
-        assert!(valid_head(b"ref:refs/heads/main"));
-        assert!(valid_head(&[b'a'; 40]));
-        assert!(!valid_head(b"ref: heads/main\n"));
-        assert!(!valid_head(b"hello\n"));
+    fn a_git_directory_is_taken_more_loosely_than_git_takes_it() {
+        let entries = |names: &[(&str, Kind)]| -> HashMap<OsString, Kind> {
+            names.iter().map(|(n, k)| (OsString::from(n), *k)).collect()
+        };
+        let d = Path::new("/r/x");
+        // Whatever HEAD holds, and objects and refs as links too.
+        assert!(is_git_dir(
+            d,
+            &entries(&[
+                ("HEAD", Kind::File),
+                ("objects", Kind::Link),
+                ("refs", Kind::Link)
+            ])
+        ));
+        assert!(is_git_dir(
+            d,
+            &entries(&[("HEAD", Kind::Link), ("commondir", Kind::File)])
+        ));
+        assert!(!is_git_dir(
+            d,
+            &entries(&[("HEAD", Kind::File), ("objects", Kind::Dir)])
+        ));
+        // Every `.git` directory, even one with nothing left in it.
+        assert!(is_git_dir(Path::new("/r/.git"), &entries(&[])));
+    }
+
+    #[test]
+    fn config_paths_are_found_in_every_spelling() {
+        let text = "[core]\n\thooksPath = .husky\n[Include]\n\tpath = \"../x.cfg\" # c\n\
+                    [includeIf \"gitdir:/a/\"]\n\tpath=y\n[core] HooksPath=z\n[user]\n\tpath = no\n";
+        let got: Vec<String> = config_paths(text).into_iter().map(|(_, v)| v).collect();
+        assert_eq!(got, [".husky", "../x.cfg", "y", "z"]);
+    }
+
+    #[test]
+    fn hooks_resolve_against_the_work_tree_and_includes_against_their_config() {
+        let g = Path::new("/r/p/.git");
+        let hooks = |git: &Path, v: &str| config_target(git, git, "core.hookspath", v);
+        assert_eq!(hooks(g, ".husky"), Path::new("/r/p/.husky"));
+        assert_eq!(hooks(Path::new("/r/bare"), "h"), Path::new("/r/bare/h"));
+        assert_eq!(hooks(g, "/abs/h"), Path::new("/abs/h"));
+        let include = config_target(g, g, "include.path", "../project.gitconfig");
+        assert_eq!(include, Path::new("/r/p/project.gitconfig"));
+        let local = config_target(g, g, "include.path", "local.gitconfig");
+        assert_eq!(local, Path::new("/r/p/.git/local.gitconfig"));
+    }
+
+    #[test]
+    fn pointers_resolve_against_their_directory() {
+        let base = Path::new("/r/wt");
+        assert_eq!(
+            pointed_dir(base, b"gitdir: ../meta\n"),
+            Some(PathBuf::from("/r/meta"))
+        );
+        assert_eq!(pointed_dir(base, b"../../x\n"), Some(PathBuf::from("/x")));
+        assert_eq!(
+            pointed_dir(base, b"gitdir: /abs/g"),
+            Some(PathBuf::from("/abs/g"))
+        );
+        assert_eq!(pointed_dir(base, b"  \n"), None);
     }
 }

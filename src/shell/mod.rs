@@ -125,7 +125,7 @@ pub struct Ran {
 
 /// How long, at most, the check after a call walks the roots.
 #[cfg(unix)]
-const AFTERCARE_TIME: Duration = Duration::from_secs(20);
+const AFTERCARE_TIME: Duration = Duration::from_secs(120);
 /// How long a dropped call's check waits for the call's processes to be
 /// gone (its supervisor gets SIGTERM, then SIGKILL three seconds later).
 #[cfg(unix)]
@@ -141,6 +141,12 @@ struct Aftercare {
     unprotected: crate::fs::protected::Unprotected,
     /// Where the check leaves the survey it took, for the next call's.
     last: LastSurvey,
+    /// Held from the survey to the end of the check: writable lines run
+    /// one at a time, so what one leaves is checked before the next one's
+    /// survey could take it for the user's.
+    exclusive: Option<tokio::sync::OwnedMutexGuard<()>>,
+    /// Set when a check could not be done: no writable line runs after.
+    poisoned: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The latest survey of the roots: the next one lists again only the
@@ -160,6 +166,11 @@ impl Aftercare {
             .unwrap_or_default()
     }
 
+    fn poison(&self) {
+        self.poisoned
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// Walks the roots again, undoes what the call left, and says so.
     async fn check(mut self, guard: &Guard) -> Vec<String> {
         let last = self.last.clone();
@@ -167,7 +178,6 @@ impl Aftercare {
             return Vec::new();
         };
         let unprotected = self.unprotected.clone();
-        let uncopied = survey.uncopied();
         let found = tokio::task::spawn_blocking(move || {
             let started = Instant::now();
             let found = survey.check_after(&unprotected, Instant::now() + AFTERCARE_TIME);
@@ -180,19 +190,14 @@ impl Aftercare {
         .await
         .unwrap_or_default();
         let (found, now) = found;
-        if let Some(now) = now {
-            *last.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(now));
+        match now {
+            Some(now) => *last.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(now)),
+            None => self.poison(),
         }
-        let mut lines: Vec<String> = found
+        let lines: Vec<String> = found
             .iter()
             .map(|f| f.describe(|p| guard.relative_display(p)))
             .collect();
-        if uncopied > 0 && !lines.is_empty() {
-            lines.push(format!(
-                "{uncopied} protected files were too large to keep a copy of, so a change to \
-                 them could not be undone"
-            ));
-        }
         lines
     }
 }
@@ -202,9 +207,17 @@ impl Drop for Aftercare {
     fn drop(&mut self) {
         if let Some(survey) = self.survey.take() {
             let unprotected = self.unprotected.clone();
+            // The next writable line waits for this check.
+            let exclusive = self.exclusive.take();
+            let poisoned = self.poisoned.clone();
             std::thread::spawn(move || {
                 std::thread::sleep(DROPPED_CALL_GRACE);
-                let (found, _) = survey.check_after(&unprotected, Instant::now() + AFTERCARE_TIME);
+                let (found, now) =
+                    survey.check_after(&unprotected, Instant::now() + AFTERCARE_TIME);
+                if now.is_none() {
+                    poisoned.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+                drop(exclusive);
                 for finding in found {
                     tracing::warn!(
                         "bash: after a cancelled call: {}",
@@ -236,6 +249,13 @@ pub struct Shell {
     /// from.
     #[cfg(unix)]
     last_survey: LastSurvey,
+    /// Writable lines run one at a time (see [`Aftercare`]).
+    #[cfg(unix)]
+    writable_lines: Arc<tokio::sync::Mutex<()>>,
+    /// A check after a line could not be done: writable lines are refused
+    /// from then on.
+    #[cfg(unix)]
+    poisoned: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Shell {
@@ -252,6 +272,10 @@ impl Shell {
             writes,
             #[cfg(unix)]
             last_survey: LastSurvey::default(),
+            #[cfg(unix)]
+            writable_lines: Arc::default(),
+            #[cfg(unix)]
+            poisoned: Arc::default(),
         }
     }
 
@@ -399,6 +423,23 @@ impl Shell {
     /// call does not run.
     #[cfg(unix)]
     async fn survey(&self, guard: &Guard, deadline: Instant) -> Result<Aftercare, String> {
+        if self.poisoned.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(
+                "The command did not run: an earlier command's check of what it left \
+                 behind could not be done, so no command that may write runs until the \
+                 server is restarted. Look for new .git directories, git hooks and config, \
+                 and editor or agent settings in the roots before running git there."
+                    .into(),
+            );
+        }
+        let exclusive = tokio::select! {
+            guard = self.writable_lines.clone().lock_owned() => guard,
+            () = tokio::time::sleep_until(deadline.into()) => {
+                return Err("The command did not run: other commands that may write held the \
+                     roots until the time limit."
+                    .into());
+            }
+        };
         let copies = !self.executor.protects_by_mount().await;
         let roots: Vec<PathBuf> = guard.roots().map(Path::to_path_buf).collect();
         let unprotected = guard.unprotected().clone();
@@ -420,6 +461,8 @@ impl Shell {
                 survey: Some(survey),
                 unprotected,
                 last: self.last_survey.clone(),
+                exclusive: Some(exclusive),
+                poisoned: self.poisoned.clone(),
             }),
             Err(why) => Err(format!(
                 "The command did not run: {why}. The server checks, before and after each \

@@ -77,8 +77,14 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
         .await
         .map_err(ToolError)?;
     let mut notes = plan.notes(state.config.bash.mode);
-    // Paths the command chose: escaped, so they cannot forge the answer.
-    notes.extend(ran.left_behind.iter().map(|line| escape_controls(line)));
+    // Paths the command chose: escaped, line breaks too, so that a note
+    // stays one line and cannot forge the answer.
+    notes.extend(ran.left_behind.iter().map(|line| {
+        escape_controls(line)
+            .replace('\r', "\\r")
+            .replace('\n', "\\n")
+            .replace('\t', "\\t")
+    }));
     super::text(format_outcome(&ran.outcome, &notes, &fresh_boundary()))
 }
 

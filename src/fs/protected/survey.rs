@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::io;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -69,64 +70,11 @@ const GIT_DIR_PROTECTED: &[&str] = &[
 /// Most directories a survey walks; past it a writable call is refused
 /// (the check after it could not be done in time).
 const MAX_DIRS: usize = 200_000;
-/// Deepest directory a survey walks.
-const MAX_DEPTH: usize = 256;
 /// Copies kept for the check after a call where no mount protects: files,
 /// bytes in all, bytes in one file.
 const MAX_COPIES: usize = 4096;
 const MAX_COPY_BYTES: u64 = 16 << 20;
 const MAX_COPY_FILE: u64 = 1 << 20;
-
-/// The paths a git config names as hooks or further configuration, as
-/// written (`core.hooksPath`, `include.path`, `includeIf.<cond>.path`).
-/// A plain reading of git's syntax: sections, keys, quoted values.
-fn config_paths(text: &str) -> Vec<(String, String)> {
-    let mut section = String::new();
-    let mut found = Vec::new();
-    for line in text.lines() {
-        let line = line.trim();
-        if let Some(rest) = line.strip_prefix('[') {
-            let Some(end) = rest.find(']') else { continue };
-            let header = &rest[..end];
-            let (name, sub) = match header.split_once(char::is_whitespace) {
-                Some((name, sub)) => (name, sub.trim().trim_matches('"')),
-                None => (header, ""),
-            };
-            section = if sub.is_empty() {
-                name.to_ascii_lowercase()
-            } else {
-                format!("{}.{sub}", name.to_ascii_lowercase())
-            };
-            // `[core] hooksPath = x` on the header's line.
-            let after = rest[end + 1..].trim();
-            if after.is_empty() {
-                continue;
-            }
-            push_setting(&section, after, &mut found);
-            continue;
-        }
-        push_setting(&section, line, &mut found);
-    }
-    found
-}
-
-fn push_setting(section: &str, line: &str, found: &mut Vec<(String, String)>) {
-    let Some((key, value)) = line.split_once('=') else {
-        return;
-    };
-    let key = key.trim().to_ascii_lowercase();
-    let value = value
-        .split(['#', ';'])
-        .next()
-        .unwrap_or("")
-        .trim()
-        .trim_matches('"');
-    let wanted = (section == "core" && key == "hookspath")
-        || ((section == "include" || section.starts_with("includeif.")) && key == "path");
-    if wanted && !value.is_empty() {
-        found.push((format!("{section}.{key}"), value.to_string()));
-    }
-}
 
 fn kind_of(path: &Path) -> Option<Kind> {
     let t = std::fs::symlink_metadata(path).ok()?.file_type();
@@ -175,6 +123,8 @@ pub struct Survey {
     listed: HashMap<PathBuf, Arc<Listed>>,
     /// When the walk began.
     began: Option<SystemTime>,
+    /// What git configs name as hooks or configuration, while walking.
+    config_targets: Vec<PathBuf>,
 }
 
 /// A directory as a survey listed it: the entries it looks at, and the
@@ -265,12 +215,22 @@ impl Survey {
             began: Some(SystemTime::now()),
             ..Survey::default()
         };
+        // The survey before a call is bounded in directories (past it the
+        // call does not run); the check after one is not, since what it
+        // must find may lie anywhere the call reached, only in time.
+        let max_dirs = if previous.is_some() {
+            usize::MAX
+        } else {
+            MAX_DIRS
+        };
         let mut walked = 0usize;
-        let mut stack: Vec<(PathBuf, usize)> = roots.iter().map(|r| (r.clone(), 0)).collect();
-        let mut hooks_paths: Vec<PathBuf> = Vec::new();
-        while let Some((dir, depth)) = stack.pop() {
+        let mut stack: Vec<PathBuf> = roots.to_vec();
+        // Git directories that a `.git` file or a `commondir` names.
+        let mut named: Vec<PathBuf> = Vec::new();
+        let mut unlocked = Unlocked::default();
+        while let Some(dir) = stack.pop() {
             walked += 1;
-            if walked > MAX_DIRS {
+            if walked > max_dirs {
                 return Err(format!(
                     "the roots hold more than {MAX_DIRS} directories, too many to check what \
                      a command leaves behind"
@@ -285,11 +245,15 @@ impl Survey {
             });
             let listed = match reused {
                 Some(listed) => listed,
-                None => match scan(&dir) {
+                None => match scan_unlocking(roots, &dir, &mut unlocked) {
                     Ok((interesting, subdirs)) => Arc::new(Listed {
                         interesting,
                         subdirs,
                     }),
+                    Err(e) if previous.is_some() => {
+                        unlocked.restore();
+                        return Err(format!("{} could not be listed: {e}", dir.display()));
+                    }
                     Err(_) => continue,
                 },
             };
@@ -299,20 +263,7 @@ impl Survey {
             // directory's ctime alone: asked again on every walk.
             let git_dir = is_git_dir(&dir, entries) && !unprotected.covers(&dir);
             if git_dir {
-                let all = list(&dir)
-                    .map(|all| all.into_keys().collect())
-                    .unwrap_or_default();
-                survey.git_dirs.insert(dir.clone(), all);
-                for name in GIT_DIR_PROTECTED {
-                    if entries.contains_key(OsStr::new(name)) {
-                        survey.protected.insert(dir.join(name));
-                    }
-                }
-                if let Some(bytes) = read_small(&dir.join("config"), 1 << 20) {
-                    for (_, value) in config_paths(&String::from_utf8_lossy(&bytes)) {
-                        hooks_paths.push(config_target(&dir, &value));
-                    }
-                }
+                survey.add_git_dir(&dir, entries, &mut named);
             }
             for (name, kind) in entries {
                 let path = dir.join(name);
@@ -323,6 +274,11 @@ impl Survey {
                     survey.dot_git.insert(path.clone());
                     if *kind != Kind::Dir {
                         survey.protected.insert(path.clone());
+                        if let Some(target) =
+                            read_small(&path, 4096).and_then(|text| super::pointed_dir(&dir, &text))
+                        {
+                            named.push(target);
+                        }
                     }
                 }
                 if settings_reason(name).is_some() {
@@ -330,10 +286,6 @@ impl Survey {
                 }
             }
             for name in subdirs {
-                if depth >= MAX_DEPTH {
-                    break;
-                }
-                let path = dir.join(name);
                 // In a git directory only what may hold further git
                 // directories is walked (submodules, worktrees), never its
                 // objects; protected directories are walked for copies.
@@ -343,11 +295,29 @@ impl Survey {
                         Some("modules" | "worktrees" | "hooks" | "info")
                     );
                 if inside {
-                    stack.push((path, depth + 1));
+                    stack.push(dir.join(name));
                 }
             }
         }
-        for target in hooks_paths {
+        // What a `.git` file or a `commondir` names is a git directory
+        // whatever it holds: git reads its config and runs its hooks.
+        let mut k = 0;
+        while k < named.len() {
+            let dir = named[k].clone();
+            k += 1;
+            if survey.git_dirs.contains_key(&dir)
+                || !roots.iter().any(|r| dir.starts_with(r))
+                || unprotected.covers(&dir)
+            {
+                continue;
+            }
+            if let Ok((entries, _)) = scan_unlocking(roots, &dir, &mut unlocked) {
+                survey.add_git_dir(&dir, &entries, &mut named);
+            }
+        }
+        unlocked.restore();
+        let targets: Vec<PathBuf> = std::mem::take(&mut survey.config_targets);
+        for target in targets {
             if roots.iter().any(|r| target.starts_with(r))
                 && !unprotected.covers(&target)
                 && std::fs::symlink_metadata(&target).is_ok()
@@ -361,31 +331,84 @@ impl Survey {
             .filter_map(|p| Some((p.clone(), kind_of(p)?)))
             .collect();
         survey.record_beneath();
+        if copies && survey.uncopied > 0 {
+            return Err(format!(
+                "{} protected files are more than the server keeps copies of ({MAX_COPIES} \
+                 files, {} MB), and without a mount namespace a copy is what puts them back",
+                survey.uncopied,
+                MAX_COPY_BYTES >> 20
+            ));
+        }
         Ok(survey)
     }
 
-    /// Lists (and copies, if asked) everything beneath protected directories.
+    /// Records `dir` as a git directory: its top-level names, its protected
+    /// entries, what its config makes hooks or configuration, and the
+    /// common directory it names.
+    fn add_git_dir(
+        &mut self,
+        dir: &Path,
+        entries: &HashMap<OsString, Kind>,
+        named: &mut Vec<PathBuf>,
+    ) {
+        let all = list(dir)
+            .map(|all| all.into_keys().collect())
+            .unwrap_or_default();
+        self.git_dirs.insert(dir.to_path_buf(), all);
+        for name in GIT_DIR_PROTECTED {
+            if entries.contains_key(OsStr::new(name)) {
+                self.protected.insert(dir.join(name));
+            }
+        }
+        if let Some(bytes) = read_small(&dir.join("config"), 1 << 20) {
+            for (key, value) in super::config_paths(&String::from_utf8_lossy(&bytes)) {
+                let target = super::config_target(dir, dir, &key, &value);
+                // husky 9: hooksPath is `.husky/_`, whose stubs run
+                // `.husky/<hook>`; the whole of `.husky` is protected by
+                // name, and so is any hooks directory's parent named so.
+                self.config_targets.push(target);
+            }
+        }
+        if let Some(target) =
+            read_small(&dir.join("commondir"), 4096).and_then(|t| super::pointed_dir(dir, &t))
+        {
+            named.push(target);
+        }
+    }
+
+    /// Lists (and copies, if asked) everything beneath protected entries:
+    /// first the protected files themselves (a config must never lose its
+    /// copy to a directory's many files), then what the directories hold.
+    /// Entries already set aside are neither listed nor copied.
     fn record_beneath(&mut self) {
         let mut bytes = 0u64;
-        let mut stack: Vec<(PathBuf, usize)> =
-            self.protected.iter().map(|p| (p.clone(), 0)).collect();
+        let mut copied = 0usize;
+        let mut protected: Vec<PathBuf> = self.protected.iter().cloned().collect();
+        protected.sort_by_key(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()));
+        let mut queue: std::collections::VecDeque<PathBuf> = protected.into();
         let mut seen = 0usize;
-        while let Some((path, depth)) = stack.pop() {
+        while let Some(path) = queue.pop_front() {
             seen += 1;
             if seen > MAX_DIRS {
+                self.uncopied += 1;
                 break;
             }
             let Ok(meta) = std::fs::symlink_metadata(&path) else {
                 continue;
             };
             if meta.is_dir() {
-                if depth < MAX_DEPTH
-                    && let Ok(entries) = std::fs::read_dir(&path)
-                {
+                if let Ok(entries) = std::fs::read_dir(&path) {
                     for entry in entries.flatten() {
+                        if entry
+                            .file_name()
+                            .to_string_lossy()
+                            .contains(QUARANTINE_SUFFIX)
+                        {
+                            continue;
+                        }
                         let child = entry.path();
                         self.beneath.entry(child.clone()).or_insert(None);
-                        stack.push((child, depth + 1));
+                        queue.push_back(child);
                     }
                 }
                 continue;
@@ -394,14 +417,15 @@ impl Survey {
                 continue;
             }
             use std::os::unix::fs::MetadataExt;
-            let copied = (self.beneath.len() < MAX_COPIES
+            let content = (copied < MAX_COPIES
                 && meta.len() <= MAX_COPY_FILE
                 && bytes + meta.len() <= MAX_COPY_BYTES)
                 .then(|| read_small(&path, MAX_COPY_FILE))
                 .flatten();
-            match copied {
+            match content {
                 Some(content) => {
                     bytes += content.len() as u64;
+                    copied += 1;
                     self.beneath.insert(
                         path,
                         Some(Copy {
@@ -436,11 +460,6 @@ impl Survey {
         let mut read_only: Vec<PathBuf> = self.protected.iter().cloned().collect();
         read_only.sort_by_key(|p| p.components().count());
         read_only
-    }
-
-    /// Files whose copy could not be kept.
-    pub fn uncopied(&self) -> usize {
-        self.uncopied
     }
 
     /// Walks again after a call and undoes what it left: new repositories,
@@ -486,16 +505,24 @@ impl Survey {
             .collect();
         new_repositories.sort();
         for dir in &new_repositories {
-            set_aside(
-                &mut findings,
-                &dir.join("HEAD"),
-                "created",
-                format!(
-                    "a new git repository at {}: git would take its configuration and hooks, \
-                     which run outside the sandbox (--unprotect allows new repositories)",
-                    dir.display()
-                ),
+            let why = format!(
+                "a new git repository at {}: git would take its configuration and hooks, \
+                 which run outside the sandbox (--unprotect allows new repositories)",
+                dir.display()
             );
+            // Without its HEAD git takes it for no repository at all; one
+            // that has none (a common directory a `commondir` names) loses
+            // what git would obey.
+            let parts: &[&str] = if dir.join("HEAD").symlink_metadata().is_ok() {
+                &["HEAD"]
+            } else {
+                &["config", "config.worktree", "hooks", "info"]
+            };
+            for part in parts {
+                if dir.join(part).symlink_metadata().is_ok() {
+                    set_aside(&mut findings, &dir.join(part), "created", why.clone());
+                }
+            }
         }
         let mut new_dot_git: Vec<&PathBuf> = now.dot_git.difference(&self.dot_git).collect();
         new_dot_git.sort();
@@ -536,6 +563,25 @@ impl Survey {
             .collect();
         gone.sort();
         gone.dedup();
+        let mut headless: Vec<&PathBuf> = self
+            .git_dirs
+            .iter()
+            .filter(|(dir, names)| {
+                names.contains(OsStr::new("HEAD"))
+                    && dir.symlink_metadata().is_ok()
+                    && dir.join("HEAD").symlink_metadata().is_err()
+            })
+            .map(|(dir, _)| dir)
+            .collect();
+        headless.sort();
+        for dir in headless {
+            findings.push(Finding {
+                path: dir.join("HEAD"),
+                did: "removed",
+                action: "it could not be put back".into(),
+                why: "the repository may have lost its history".into(),
+            });
+        }
         for path in gone {
             findings.push(Finding {
                 path: path.clone(),
@@ -554,7 +600,7 @@ impl Survey {
                     !n.to_str().is_some_and(|n| {
                         GIT_DIR_WRITABLE.contains(&n)
                             || n.ends_with(".lock")
-                            || n.ends_with(QUARANTINE_SUFFIX)
+                            || n.contains(QUARANTINE_SUFFIX)
                     })
                 })
                 .collect();
@@ -628,11 +674,11 @@ impl Survey {
             let restored = put_back(&self.roots, path, copy);
             let action = match (moved, restored) {
                 (Some(Err(e)), _) | (_, Err(e)) => format!("it could not be put back ({e})"),
-                (Some(Ok(aside)), Ok(())) => format!(
+                (Some(Ok(SetAside::Renamed(aside))), Ok(())) => format!(
                     "it was put back as it was, and the changed file kept as {}",
                     aside.display()
                 ),
-                (None, Ok(())) => "it was put back".into(),
+                (Some(Ok(SetAside::Removed)) | None, Ok(())) => "it was put back".into(),
             };
             findings.push(Finding {
                 path: path.clone(),
@@ -649,7 +695,7 @@ impl Survey {
             .beneath
             .keys()
             .filter(|p| !self.beneath.contains_key(*p))
-            .filter(|p| !p.as_os_str().to_string_lossy().ends_with(QUARANTINE_SUFFIX))
+            .filter(|p| !p.as_os_str().to_string_lossy().contains(QUARANTINE_SUFFIX))
             .collect();
         added.sort();
         for path in added {
@@ -664,11 +710,14 @@ impl Survey {
 
     fn quarantine(&self, path: &Path, did: &'static str, why: String) -> Finding {
         let action = match set_aside_path(&self.roots, path) {
-            Ok(aside) => format!(
+            Ok(SetAside::Renamed(aside)) => format!(
                 "it was renamed to {}",
                 aside.file_name().unwrap_or_default().to_string_lossy()
             ),
-            Err(e) => format!("it could not be moved aside ({e})"),
+            Ok(SetAside::Removed) => "it could not be renamed, so it was removed".into(),
+            Err(e) => {
+                format!("IT COULD NOT BE MOVED ASIDE ({e}); remove it before running git here")
+            }
         };
         Finding {
             path: path.to_path_buf(),
@@ -701,12 +750,11 @@ fn is_interesting(name: &[u8]) -> bool {
 /// can): the interesting entries with their types, and the names of its
 /// subdirectories. On Linux `getdents64` into a buffer the thread reuses,
 /// so an ordinary entry costs no allocation.
-fn scan(dir: &Path) -> io::Result<(HashMap<OsString, Kind>, Vec<OsString>)> {
+fn open_listing(dir: &Path) -> rustix::io::Result<OwnedFd> {
     use rustix::fs::{Mode, OFlags};
-    use std::os::unix::ffi::OsStrExt;
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     #[cfg(target_os = "linux")]
-    let fd = rustix::fs::openat2(
+    return rustix::fs::openat2(
         rustix::fs::CWD,
         dir,
         flags,
@@ -716,9 +764,92 @@ fn scan(dir: &Path) -> io::Result<(HashMap<OsString, Kind>, Vec<OsString>)> {
     .or_else(|e| match e {
         rustix::io::Errno::NOSYS => rustix::fs::openat(rustix::fs::CWD, dir, flags, Mode::empty()),
         e => Err(e),
-    })?;
+    });
     #[cfg(not(target_os = "linux"))]
-    let fd = rustix::fs::openat(rustix::fs::CWD, dir, flags, Mode::empty())?;
+    return rustix::fs::openat(rustix::fs::CWD, dir, flags, Mode::empty());
+}
+
+/// Directories whose mode a walk raised to list or change them (a call
+/// may take the owner's own rights away: `chmod 111`), with the modes they
+/// had; put back when the walk or the check is done.
+#[derive(Debug, Default)]
+struct Unlocked(Vec<(PathBuf, u32)>);
+
+impl Unlocked {
+    /// Gives the owner full rights on `dir` (never following a link), if
+    /// the server may.
+    fn unlock(&mut self, dir: &Path) -> io::Result<()> {
+        use rustix::fs::{Mode, OFlags};
+        let fd = rustix::fs::open(
+            dir,
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let mode = rustix::fs::fstat(&fd)?.st_mode & 0o7777;
+        chmod_fd(&fd, mode | 0o700)?;
+        self.0.push((dir.to_path_buf(), mode));
+        Ok(())
+    }
+
+    fn restore(&mut self) {
+        use rustix::fs::{Mode, OFlags};
+        for (dir, mode) in self.0.drain(..).rev() {
+            if let Ok(fd) = rustix::fs::open(
+                &dir,
+                OFlags::PATH | OFlags::NOFOLLOW | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) {
+                let _ = chmod_fd(&fd, mode);
+            }
+        }
+    }
+}
+
+/// `chmod` of what an `O_PATH` descriptor holds, through its `/proc` link
+/// (no name is looked up again).
+fn chmod_fd(fd: &OwnedFd, mode: u32) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        format!("/proc/self/fd/{}", fd.as_raw_fd()),
+        std::fs::Permissions::from_mode(mode),
+    )
+}
+
+/// Lists `dir` as [`scan`] does, opening it component by component from
+/// its root when its path is too long for one open, and raising its mode
+/// when a call took the owner's rights away.
+fn scan_unlocking(
+    roots: &[PathBuf],
+    dir: &Path,
+    unlocked: &mut Unlocked,
+) -> io::Result<(HashMap<OsString, Kind>, Vec<OsString>)> {
+    let fd = match open_listing(dir) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::NAMETOOLONG) => {
+            let root = roots
+                .iter()
+                .filter(|r| dir.starts_with(r))
+                .max_by_key(|r| r.components().count())
+                .ok_or_else(|| io::Error::other("not inside a root"))?;
+            let rel = dir.strip_prefix(root).map_err(io::Error::other)?;
+            open_dir_beneath(root, rel)?
+        }
+        Err(rustix::io::Errno::ACCESS) => {
+            unlocked.unlock(dir)?;
+            open_listing(dir)?
+        }
+        Err(e) => return Err(e.into()),
+    };
+    scan_fd(&fd)
+}
+
+/// The interesting entries of an open directory, with their types, and the
+/// names of its subdirectories. On Linux `getdents64` into a buffer the
+/// thread reuses, so an ordinary entry costs no allocation.
+fn scan_fd(fd: &OwnedFd) -> io::Result<(HashMap<OsString, Kind>, Vec<OsString>)> {
+    use std::os::unix::ffi::OsStrExt;
+    let fd = fd;
     let mut interesting = HashMap::new();
     let mut subdirs = Vec::new();
     let mut visit = |name: &[u8], kind: Kind| {
@@ -777,32 +908,6 @@ fn scan(dir: &Path) -> io::Result<(HashMap<OsString, Kind>, Vec<OsString>)> {
     Ok((interesting, subdirs))
 }
 
-/// Where a config's path value leads: relative to the work tree for
-/// `core.hooksPath` (the directory holding a `.git` directory), else to the
-/// git directory.
-fn config_target(git_dir: &Path, value: &str) -> PathBuf {
-    let value = Path::new(value);
-    if value.is_absolute() {
-        return value.to_path_buf();
-    }
-    let base = if git_dir.file_name() == Some(OsStr::new(".git")) {
-        git_dir.parent().unwrap_or(git_dir)
-    } else {
-        git_dir
-    };
-    let mut out = base.to_path_buf();
-    for part in value.components() {
-        match part {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::Normal(p) => out.push(p),
-            _ => {}
-        }
-    }
-    out
-}
-
 /// Opens the directory `rel` beneath `root` one component at a time, no
 /// link followed, so a directory swapped for a link while this runs leads
 /// nowhere outside.
@@ -841,28 +946,84 @@ fn split_beneath<'a>(
 
 /// Renames `path` to the first free `<name>.rootbound-quarantine[-N]` in
 /// its directory, relative to that directory's handle; never replaces.
-fn set_aside_path(roots: &[PathBuf], path: &Path) -> io::Result<PathBuf> {
+/// A name a command cannot guess ahead of time, so it cannot take every
+/// name the entry could be set aside under.
+fn unguessable() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    format!("{:016x}", hasher.finish())
+}
+
+/// What happened to an entry that had to go.
+enum SetAside {
+    Renamed(PathBuf),
+    /// It could not be renamed (its directory refused, even with the owner's
+    /// rights back), so it was removed: a file or link only.
+    Removed,
+}
+
+/// Renames `path` to `<name>.rootbound-quarantine` in its directory (or,
+/// if that is taken, a name with an unguessable tail), relative to that
+/// directory's handle, never replacing anything. A directory whose mode a
+/// call took the owner's rights from gets them back for the rename, then
+/// its mode again. A file or link that still cannot be renamed is removed:
+/// it must not stay where git or an editor finds it.
+fn set_aside_path(roots: &[PathBuf], path: &Path) -> io::Result<SetAside> {
     let (root, rel, name) = split_beneath(roots, path)?;
     let dir = open_dir_beneath(root, rel)?;
-    for n in 1..100 {
+    let rename = |aside: &OsStr| {
+        rustix::fs::renameat_with(&dir, name, &dir, aside, rustix::fs::RenameFlags::NOREPLACE)
+    };
+    let attempt = || -> rustix::io::Result<PathBuf> {
         let mut aside = name.to_os_string();
         aside.push(QUARANTINE_SUFFIX);
-        if n > 1 {
-            aside.push(format!("-{n}"));
+        match rename(&aside) {
+            Err(rustix::io::Errno::EXIST) => {}
+            done => return done.map(|()| path.with_file_name(aside)),
         }
-        match rustix::fs::renameat_with(
-            &dir,
-            name,
-            &dir,
-            &aside,
-            rustix::fs::RenameFlags::NOREPLACE,
-        ) {
-            Ok(()) => return Ok(path.with_file_name(aside)),
-            Err(rustix::io::Errno::EXIST) => continue,
-            Err(e) => return Err(e.into()),
+        for _ in 0..4 {
+            let mut aside = name.to_os_string();
+            aside.push(format!("{QUARANTINE_SUFFIX}-{}", unguessable()));
+            match rename(&aside) {
+                Err(rustix::io::Errno::EXIST) => continue,
+                done => return done.map(|()| path.with_file_name(aside)),
+            }
+        }
+        Err(rustix::io::Errno::EXIST)
+    };
+    let renamed = match attempt() {
+        Err(rustix::io::Errno::ACCESS | rustix::io::Errno::PERM) => {
+            let mut unlocked = Unlocked::default();
+            let parent = path.parent().unwrap_or(root);
+            let retried = unlocked
+                .unlock(parent)
+                .map_err(|_| rustix::io::Errno::ACCESS);
+            let renamed = retried.and_then(|()| attempt());
+            unlocked.restore();
+            renamed
+        }
+        other => other,
+    };
+    match renamed {
+        Ok(aside) => Ok(SetAside::Renamed(aside)),
+        Err(e) => {
+            let is_dir = rustix::fs::statat(&dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+                .is_ok_and(|s| {
+                    rustix::fs::FileType::from_raw_mode(s.st_mode)
+                        == rustix::fs::FileType::Directory
+                });
+            if is_dir {
+                return Err(e.into());
+            }
+            rustix::fs::unlinkat(&dir, name, rustix::fs::AtFlags::empty())?;
+            Ok(SetAside::Removed)
         }
     }
-    Err(io::Error::other("too many entries set aside already"))
 }
 
 /// Makes the directory `path` again, beneath its root.
@@ -883,28 +1044,4 @@ fn put_back(roots: &[PathBuf], path: &Path, copy: &Copy) -> io::Result<()> {
         rustix::fs::fchmod(&*file, rustix::fs::Mode::from_raw_mode(copy.mode as _))?;
         Ok(())
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn config_paths_are_found_in_every_spelling() {
-        let text = "[core]\n\thooksPath = .husky\n[Include]\n\tpath = \"../x.cfg\" # c\n\
-                    [includeIf \"gitdir:/a/\"]\n\tpath=y\n[core] HooksPath=z\n[user]\n\tpath = no\n";
-        let got: Vec<String> = config_paths(text).into_iter().map(|(_, v)| v).collect();
-        assert_eq!(got, [".husky", "../x.cfg", "y", "z"]);
-    }
-
-    #[test]
-    fn config_targets_resolve_against_the_work_tree_or_git_dir() {
-        let g = Path::new("/r/p/.git");
-        assert_eq!(config_target(g, ".husky"), Path::new("/r/p/.husky"));
-        assert_eq!(
-            config_target(Path::new("/r/meta"), "../h"),
-            Path::new("/r/h")
-        );
-        assert_eq!(config_target(g, "/abs/h"), Path::new("/abs/h"));
-    }
 }

@@ -849,7 +849,6 @@ fn scan_unlocking(
 /// thread reuses, so an ordinary entry costs no allocation.
 fn scan_fd(fd: &OwnedFd) -> io::Result<(HashMap<OsString, Kind>, Vec<OsString>)> {
     use std::os::unix::ffi::OsStrExt;
-    let fd = fd;
     let mut interesting = HashMap::new();
     let mut subdirs = Vec::new();
     let mut visit = |name: &[u8], kind: Kind| {
@@ -890,7 +889,7 @@ fn scan_fd(fd: &OwnedFd) -> io::Result<(HashMap<OsString, Kind>, Vec<OsString>)>
             let mut raw = rustix::fs::RawDir::new(&fd, buffer);
             while let Some(entry) = raw.next() {
                 let entry = entry?;
-                let kind = kind_at(&fd, entry.file_name(), entry.file_type());
+                let kind = kind_at(fd, entry.file_name(), entry.file_type());
                 visit(entry.file_name().to_bytes(), kind);
             }
             Ok(())

@@ -897,10 +897,10 @@ fn scan_fd(fd: &OwnedFd) -> io::Result<(HashMap<OsString, Kind>, Vec<OsString>)>
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let mut dir = rustix::fs::Dir::read_from(&fd)?;
+        let mut dir = rustix::fs::Dir::read_from(fd)?;
         while let Some(entry) = dir.read() {
             let entry = entry?;
-            let kind = kind_at(&fd, entry.file_name(), entry.file_type());
+            let kind = kind_at(fd, entry.file_name(), entry.file_type());
             visit(entry.file_name().to_bytes(), kind);
         }
     }

@@ -617,3 +617,76 @@ async fn the_write_tools_refuse_a_hooks_path() {
     assert!(message.contains("core.hookspath"), "{message}");
     assert!(!root.join(".githooks/pre-commit").exists());
 }
+
+/// As an ordinary user (the usual set-up), a command may take its own
+/// rights away from a directory (`chmod 111`, `chmod 555`) so that the
+/// check can neither list nor rename in it. The check gives the owner's
+/// rights back for as long as it needs them. Run as `nobody` over a tree
+/// `nobody` owns; judged by `nobody`'s own git.
+#[tokio::test]
+async fn a_directory_made_unreadable_is_still_checked() {
+    let project = Project::new();
+    let root = project.root();
+    let chown = std::process::Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(&root)
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    std::fs::set_permissions(
+        project.marks(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &project.tmp.path,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let marks = project.marks().display().to_string();
+    let command = format!(
+        "git init -q hidden/e && git -C hidden/e config core.fsmonitor 'touch {marks}/hidden; false' && \
+         chmod 111 hidden; git init -q ro && git -C ro config core.fsmonitor 'touch {marks}/ro; false' && \
+         chmod 555 ro ro/.git; echo planted"
+    );
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(common::BIN)
+        .arg("--root")
+        .arg(&root)
+        .args(["--bash-mode", "unrestricted", "call", "bash"])
+        .arg(json!({"command": command}).to_string())
+        .env("HOME", &project.tmp.path)
+        .output()
+        .unwrap();
+    let answer = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(answer.contains("planted"), "{answer}");
+    for dir in ["hidden/e", "ro"] {
+        std::process::Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "git",
+                "status",
+            ])
+            .current_dir(root.join(dir))
+            .env("HOME", &project.tmp.path)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+    }
+    let marks: Vec<_> = std::fs::read_dir(project.marks())
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(marks.is_empty(), "git ran a plant: {marks:?}\n{answer}");
+    // The modes the command set are as it left them.
+    let mode = |p: &str| {
+        std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(root.join(p)).unwrap().permissions(),
+        ) & 0o777
+    };
+    assert_eq!(mode("hidden"), 0o111);
+    assert_eq!(mode("ro"), 0o555);
+}

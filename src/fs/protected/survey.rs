@@ -833,7 +833,7 @@ fn scan_unlocking(
                 .max_by_key(|r| r.components().count())
                 .ok_or_else(|| io::Error::other("not inside a root"))?;
             let rel = dir.strip_prefix(root).map_err(io::Error::other)?;
-            open_dir_beneath(root, rel)?
+            open_beneath_as(root, rel, rustix::fs::OFlags::RDONLY)?
         }
         Err(rustix::io::Errno::ACCESS) => {
             unlocked.unlock(dir)?;
@@ -911,19 +911,48 @@ fn scan_fd(fd: &OwnedFd) -> io::Result<(HashMap<OsString, Kind>, Vec<OsString>)>
 /// link followed, so a directory swapped for a link while this runs leads
 /// nowhere outside.
 fn open_dir_beneath(root: &Path, rel: &Path) -> io::Result<std::os::fd::OwnedFd> {
+    open_beneath_as(root, rel, rustix::fs::OFlags::PATH)
+}
+
+/// Opens `rel` beneath `root` as [`open_dir_beneath`] does, the last
+/// component with `last` (`PATH` for a handle to rename and write in, which
+/// needs no right to read the directory; `RDONLY` to list it). Components
+/// on the way are `O_PATH`, so a directory a call left searchable but
+/// unreadable is passed through.
+fn open_beneath_as(
+    root: &Path,
+    rel: &Path,
+    last: rustix::fs::OFlags,
+) -> io::Result<std::os::fd::OwnedFd> {
     use rustix::fs::{Mode, OFlags};
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    let mut dir = rustix::fs::open(root, flags, Mode::empty())?;
-    for part in rel.components() {
-        let std::path::Component::Normal(name) = part else {
-            return Err(io::Error::new(
+    let through = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let parts: Vec<&OsStr> = rel
+        .components()
+        .map(|part| match part {
+            std::path::Component::Normal(name) => Ok(name),
+            _ => Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "not a plain path",
-            ));
-        };
-        dir = rustix::fs::openat(&dir, name, flags | OFlags::NOFOLLOW, Mode::empty())?;
+            )),
+        })
+        .collect::<io::Result<_>>()?;
+    let Some((final_name, on_the_way)) = parts.split_last() else {
+        return Ok(rustix::fs::open(
+            root,
+            last | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?);
+    };
+    let mut dir = rustix::fs::open(root, through, Mode::empty())?;
+    for name in on_the_way {
+        dir = rustix::fs::openat(&dir, *name, through | OFlags::NOFOLLOW, Mode::empty())?;
     }
-    Ok(dir)
+    Ok(rustix::fs::openat(
+        &dir,
+        *final_name,
+        last | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?)
 }
 
 /// The root `path` lies in, its parent relative to that root, and its name.

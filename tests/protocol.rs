@@ -351,3 +351,28 @@ async fn disabled_tools_are_not_offered() {
     let result = server.call("read_file", json!({"path": "nope"})).await;
     assert!(all_text(&result).starts_with("File not found"));
 }
+
+/// bash's annotations say what it may do in the server's configuration:
+/// read-only where its mode only reads (clients may run it unasked), and
+/// destructive where commands may write (clients hold it for approval, as
+/// they hold write_file).
+#[tokio::test]
+async fn bash_annotations_follow_the_mode() {
+    let dir = common::Scratch::new();
+    for (args, read_only) in [
+        (vec!["--bash-mode", "read-only"], true),
+        (vec!["--bash-mode", "allowlist"], false),
+        (vec!["--bash-mode", "unrestricted"], false),
+        (vec!["--read-only"], true),
+    ] {
+        let server = common::Server::start(&[&dir.path], &args).await;
+        let tools = server.client.list_all_tools().await.unwrap();
+        let bash = tools
+            .iter()
+            .find(|t| t.name == "bash")
+            .expect("bash offered");
+        let annotations = bash.annotations.clone().expect("annotations");
+        assert_eq!(annotations.read_only_hint, Some(read_only), "{args:?}");
+        assert_eq!(annotations.destructive_hint, Some(!read_only), "{args:?}");
+    }
+}

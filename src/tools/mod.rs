@@ -194,7 +194,14 @@ impl Registry {
     }
 
     pub fn list(&self) -> Vec<Tool> {
-        self.tools.iter().map(|t| t.to_tool(self.dialect)).collect()
+        let shell_writes = matches!(
+            self.state.config.bash.mode,
+            crate::config::BashMode::Allowlist | crate::config::BashMode::Unrestricted
+        );
+        self.tools
+            .iter()
+            .map(|t| t.to_tool(self.dialect, shell_writes))
+            .collect()
     }
 
     /// The offered tools' names in this dialect.

@@ -147,12 +147,20 @@ impl ToolSpec {
         })
     }
 
-    /// The tool as `tools/list` shows it in `dialect`.
-    pub fn to_tool(&self, dialect: Dialect) -> Tool {
+    /// The tool as `tools/list` shows it in `dialect`. `shell_writes`: the
+    /// server's bash mode lets commands write, so the shell says what it
+    /// may do in this configuration (clients hold back destructive tools
+    /// for approval, and run read-only ones freely).
+    pub fn to_tool(&self, dialect: Dialect, shell_writes: bool) -> Tool {
         let view = self.view(dialect);
+        let (reads_only, destructive) = match self.access {
+            Access::Reads => (true, false),
+            Access::Writes => (false, true),
+            Access::Shell => (!shell_writes, shell_writes),
+        };
         let annotations = ToolAnnotations::with_title(self.title)
-            .read_only(self.access == Access::Reads)
-            .destructive(self.access == Access::Writes)
+            .read_only(reads_only)
+            .destructive(destructive)
             .idempotent(self.idempotent)
             .open_world(false);
         Tool::new(view.name, view.description, view.schema.clone())

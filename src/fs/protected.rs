@@ -165,6 +165,7 @@ const SETTINGS_SUFFIXES: &[(&str, &str)] = &[(
 )];
 
 /// Renamed entries end with this: git, editors and agents ignore it.
+#[cfg_attr(not(unix), allow(dead_code))]
 pub const QUARANTINE_SUFFIX: &str = ".rootbound-quarantine";
 
 /// Paths at and below which nothing is protected (`--unprotect`).

@@ -30,7 +30,9 @@ pub struct Call<'a> {
     pub deadline: Instant,
     /// The time limit as the answer states it.
     pub limit: Duration,
-    /// What a writable call may not change (bound over itself on Linux).
+    /// What a writable call may not change (bound over itself on Linux;
+    /// elsewhere the check after the call alone protects).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub protect: super::sandbox::Protect,
 }
 

@@ -779,41 +779,50 @@ impl Unlocked {
     /// Gives the owner full rights on `dir` (never following a link), if
     /// the server may.
     fn unlock(&mut self, dir: &Path) -> io::Result<()> {
-        use rustix::fs::{Mode, OFlags};
-        let fd = rustix::fs::open(
-            dir,
-            OFlags::PATH | OFlags::NOFOLLOW | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
-        let mode = rustix::fs::fstat(&fd)?.st_mode & 0o7777;
-        chmod_fd(&fd, mode | 0o700)?;
+        let mode = std::fs::symlink_metadata(dir)
+            .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o7777)?;
+        chmod_no_follow(dir, mode | 0o700)?;
         self.0.push((dir.to_path_buf(), mode));
         Ok(())
     }
 
     fn restore(&mut self) {
-        use rustix::fs::{Mode, OFlags};
         for (dir, mode) in self.0.drain(..).rev() {
-            if let Ok(fd) = rustix::fs::open(
-                &dir,
-                OFlags::PATH | OFlags::NOFOLLOW | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                Mode::empty(),
-            ) {
-                let _ = chmod_fd(&fd, mode);
-            }
+            let _ = chmod_no_follow(&dir, mode);
         }
     }
 }
 
-/// `chmod` of what an `O_PATH` descriptor holds, through its `/proc` link
-/// (no name is looked up again).
-fn chmod_fd(fd: &OwnedFd, mode: u32) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(
-        format!("/proc/self/fd/{}", fd.as_raw_fd()),
-        std::fs::Permissions::from_mode(mode),
-    )
+/// `chmod` of the directory `dir` itself, never of what a link there
+/// leads to. Linux: through an `O_PATH` descriptor's `/proc` link (its
+/// `fchmodat` cannot refuse a link before 6.6); elsewhere `fchmodat` with
+/// `AT_SYMLINK_NOFOLLOW`.
+fn chmod_no_follow(dir: &Path, mode: u32) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{Mode, OFlags};
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::PermissionsExt;
+        let fd = rustix::fs::open(
+            dir,
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        std::fs::set_permissions(
+            format!("/proc/self/fd/{}", fd.as_raw_fd()),
+            std::fs::Permissions::from_mode(mode),
+        )
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        rustix::fs::chmodat(
+            rustix::fs::CWD,
+            dir,
+            rustix::fs::Mode::from_raw_mode(mode as _),
+            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+        )?;
+        Ok(())
+    }
 }
 
 /// Lists `dir` as [`scan`] does, opening it component by component from
@@ -911,8 +920,15 @@ fn scan_fd(fd: &OwnedFd) -> io::Result<(HashMap<OsString, Kind>, Vec<OsString>)>
 /// link followed, so a directory swapped for a link while this runs leads
 /// nowhere outside.
 fn open_dir_beneath(root: &Path, rel: &Path) -> io::Result<std::os::fd::OwnedFd> {
-    open_beneath_as(root, rel, rustix::fs::OFlags::PATH)
+    open_beneath_as(root, rel, THROUGH)
 }
+
+/// How directories on the way are opened: `O_PATH` where it exists (it
+/// needs no right to read them), else for reading.
+#[cfg(target_os = "linux")]
+const THROUGH: rustix::fs::OFlags = rustix::fs::OFlags::PATH;
+#[cfg(not(target_os = "linux"))]
+const THROUGH: rustix::fs::OFlags = rustix::fs::OFlags::RDONLY;
 
 /// Opens `rel` beneath `root` as [`open_dir_beneath`] does, the last
 /// component with `last` (`PATH` for a handle to rename and write in, which
@@ -925,7 +941,7 @@ fn open_beneath_as(
     last: rustix::fs::OFlags,
 ) -> io::Result<std::os::fd::OwnedFd> {
     use rustix::fs::{Mode, OFlags};
-    let through = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let through = THROUGH | OFlags::DIRECTORY | OFlags::CLOEXEC;
     let parts: Vec<&OsStr> = rel
         .components()
         .map(|part| match part {

@@ -1,18 +1,25 @@
-//! Atomic writes: a temporary file beside the target, written, flushed to
-//! disk, given the old file's permission bits (on Windows: its hidden,
-//! system and archive attributes), then renamed over the target. A crash or
-//! an error at any point leaves the old content intact, and the temporary
-//! file is removed on error. Because the rename replaces the name in its
-//! directory, a symlink planted at the target is replaced, never followed.
-//! The temporary file is created and renamed relative to the directory's
-//! handle (`openat`/`renameat`; on Windows `NtCreateFile` and a rename by
-//! handle into the directory's handle), never by a path looked up again.
+//! Atomic writes: a temporary file beside the target, written, given what
+//! the old file had (owner, group, mode, and on Linux its extended
+//! attributes, POSIX ACLs included: see [`super::kept`]; on Windows its
+//! hidden, system and archive attributes), flushed to disk, then renamed
+//! over the target. A crash or an error at any point leaves the old content
+//! intact, and the temporary file is removed on error. Because the rename
+//! replaces the name in its directory, a symlink planted at the target is
+//! never followed. The temporary file is created and renamed relative to
+//! the directory's handle (`openat`/`renameat`; on Windows `NtCreateFile`
+//! and a rename by handle into the directory's handle), never by a path
+//! looked up again.
 //!
-//! Also: per-path locks, so two edits of one file cannot interleave their
-//! read-modify-write cycles and lose one of them; the rule that a file whose
-//! permission bits allow no one to write (on Windows: whose read-only
-//! attribute is set) is not replaced, whoever we run as; and the removal of
-//! temporary files that crashed writes left behind.
+//! Immediately before the rename the name is checked to still hold the file
+//! that was read (device, inode, size, modification and change times), and
+//! a new file is renamed without replacing anything (`RENAME_NOREPLACE`): a
+//! write never replaces content it did not read ([`Changed`]).
+//!
+//! Also: per-path locks, so two edits of one file in this process queue
+//! instead of polling the cross-process lock (`fs/writing.rs`); the rule
+//! that a file whose permission bits allow no one to write (on Windows:
+//! whose read-only attribute is set) is not replaced, whoever we run as; and
+//! the removal of temporary files that crashed writes left behind.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
@@ -21,6 +28,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, Weak};
+use std::time::Duration;
 
 use crate::fs::guard::DirHandle;
 
@@ -38,16 +46,48 @@ fn temp_name() -> String {
     )
 }
 
-/// Writes `bytes` as the file `name` in `dir`, atomically. `previous` is the
-/// metadata of the file being replaced, whose permission bits (and, where
-/// allowed, owner) the new file takes.
+/// The file a write replaces, as it was read: an open handle on it (where
+/// its extended attributes are copied from) and its metadata when opened,
+/// before its content was read.
+#[derive(Clone, Copy)]
+pub struct Previous<'a> {
+    pub file: &'a File,
+    pub metadata: &'a Metadata,
+}
+
+/// What a write's rename may replace.
+#[derive(Clone, Copy)]
+pub enum Replacing<'a> {
+    /// Nothing: the write makes a new file, and fails with [`Changed`] if
+    /// something appeared at the name meanwhile.
+    Nothing,
+    /// The file that was read: it must still be at the name at the rename
+    /// (else [`Changed`]), and the new file takes its owner, group, mode and
+    /// attributes.
+    Read(Previous<'a>),
+    /// Whatever is there, unchecked: for the server's own copies put back
+    /// over what a command left (`fs/protected`), which set their own mode.
+    Whatever,
+}
+
+impl<'a> Replacing<'a> {
+    fn previous(self) -> Option<Previous<'a>> {
+        match self {
+            Replacing::Read(previous) => Some(previous),
+            Replacing::Nothing | Replacing::Whatever => None,
+        }
+    }
+}
+
+/// Writes `bytes` as the file `name` in `dir`, atomically, replacing what
+/// `replacing` says.
 pub fn write(
     dir: &DirHandle,
     name: &OsStr,
     bytes: &[u8],
-    previous: Option<&Metadata>,
+    replacing: Replacing<'_>,
 ) -> io::Result<()> {
-    write_with(dir, name, previous, |file| file.write_all(bytes))
+    write_with(dir, name, replacing, |file| file.write_all(bytes))
 }
 
 /// Like [`write`], with the content produced by `fill` (tests use it to fail
@@ -55,10 +95,50 @@ pub fn write(
 pub fn write_with(
     dir: &DirHandle,
     name: &OsStr,
-    previous: Option<&Metadata>,
+    replacing: Replacing<'_>,
     fill: impl FnOnce(&mut File) -> io::Result<()>,
 ) -> io::Result<()> {
-    sys::write_with(dir, name, previous, fill)
+    sys::write_with(dir, name, replacing, fill)
+}
+
+/// The name no longer holds the file that was read (or, for a new file,
+/// something appeared there): another program wrote it meanwhile, and
+/// renaming over it would lose that write.
+#[derive(Debug)]
+pub struct Changed;
+
+impl std::fmt::Display for Changed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the file changed on disk after it was read")
+    }
+}
+
+impl std::error::Error for Changed {}
+
+fn changed() -> io::Error {
+    io::Error::other(Changed)
+}
+
+/// Whether a write failed because the file changed under it.
+pub fn is_changed(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<Changed>())
+}
+
+/// A pause between writing the temporary file and the final check, from
+/// `ROOTBOUND_TEST_PAUSE_BEFORE_RENAME_MS`: integration tests widen the
+/// window in which another program may write the file, to show that the
+/// check catches it. Read once; unset in any real use.
+fn pause_before_rename() {
+    static PAUSE: LazyLock<Option<Duration>> = LazyLock::new(|| {
+        std::env::var("ROOTBOUND_TEST_PAUSE_BEFORE_RENAME_MS")
+            .ok()?
+            .parse()
+            .ok()
+            .map(Duration::from_millis)
+    });
+    if let Some(pause) = *PAUSE {
+        std::thread::sleep(pause);
+    }
 }
 
 /// A file that is read-only by intent: no write bit in its mode (0444), or
@@ -149,14 +229,15 @@ mod sys {
 
     use rustix::fs::{AtFlags, Mode, OFlags};
 
-    use super::{ModeDeniesWriting, temp_name};
+    use super::{ModeDeniesWriting, Replacing, changed, pause_before_rename, temp_name};
 
     pub fn write_with(
         dir: &OwnedFd,
         name: &OsStr,
-        previous: Option<&Metadata>,
+        replacing: Replacing<'_>,
         fill: impl FnOnce(&mut File) -> io::Result<()>,
     ) -> io::Result<()> {
+        let previous = replacing.previous();
         let temp = temp_name();
         // New files get 0o666 less the umask, like any editor's; a replaced
         // file's bits are copied below, so start private.
@@ -167,23 +248,69 @@ mod sys {
         let mut file = File::from(fd);
         let result = (|| {
             fill(&mut file)?;
+            // After the content: a write clears set-id bits and file
+            // capabilities again.
             if let Some(previous) = previous {
-                rustix::fs::fchmod(&file, Mode::from_raw_mode((previous.mode() & 0o7777) as _))?;
-                // Keep the owner when we may (running as root); not an error otherwise.
-                let _ = rustix::fs::fchown(
-                    &file,
-                    Some(rustix::fs::Uid::from_raw(previous.uid())),
-                    Some(rustix::fs::Gid::from_raw(previous.gid())),
-                );
+                crate::fs::kept::pass_on(previous, &file)?;
             }
             file.sync_data()?;
-            rustix::fs::renameat(dir, temp.as_str(), dir, name)?;
+            pause_before_rename();
+            match replacing {
+                Replacing::Read(previous) => {
+                    still_there(dir, name, previous.metadata)?;
+                    rustix::fs::renameat(dir, temp.as_str(), dir, name)?;
+                }
+                Replacing::Whatever => rustix::fs::renameat(dir, temp.as_str(), dir, name)?,
+                Replacing::Nothing => rename_new(dir, &temp, name)?,
+            }
             Ok(())
         })();
         if result.is_err() {
             let _ = rustix::fs::unlinkat(dir, temp.as_str(), AtFlags::empty());
         }
         result
+    }
+
+    /// Err([`super::Changed`]) unless `name` still holds the file whose
+    /// metadata was `read`: same inode, size and times. A rewrite in place
+    /// keeps the inode but moves the modification time; a rename over it
+    /// changes the inode; a chmod or a new ACL moves the change time.
+    fn still_there(dir: &OwnedFd, name: &OsStr, read: &Metadata) -> io::Result<()> {
+        let now = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(now) => now,
+            Err(rustix::io::Errno::NOENT) => return Err(changed()),
+            Err(e) => return Err(e.into()),
+        };
+        #[allow(
+            clippy::unnecessary_cast,
+            reason = "the field types differ by platform"
+        )]
+        let same = now.st_dev as u64 == read.dev()
+            && now.st_ino as u64 == read.ino()
+            && now.st_size as i64 == read.size() as i64
+            && now.st_mtime as i64 == read.mtime()
+            && now.st_mtime_nsec as i64 == read.mtime_nsec()
+            && now.st_ctime as i64 == read.ctime()
+            && now.st_ctime_nsec as i64 == read.ctime_nsec();
+        if same { Ok(()) } else { Err(changed()) }
+    }
+
+    /// Renames the temporary file to `name` only if nothing is there:
+    /// `RENAME_NOREPLACE` on Linux; elsewhere, or on a file system without
+    /// it, a check just before the rename.
+    fn rename_new(dir: &OwnedFd, temp: &str, name: &OsStr) -> io::Result<()> {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        match rustix::fs::renameat_with(dir, temp, dir, name, rustix::fs::RenameFlags::NOREPLACE) {
+            Ok(()) => return Ok(()),
+            Err(rustix::io::Errno::EXIST) => return Err(changed()),
+            Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS) => {}
+            Err(e) => return Err(e.into()),
+        }
+        match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(_) => Err(changed()),
+            Err(rustix::io::Errno::NOENT) => Ok(rustix::fs::renameat(dir, temp, dir, name)?),
+            Err(e) => Err(e.into()),
+        }
     }
 
     pub fn check_writable(dir: &OwnedFd, name: &OsStr, previous: &Metadata) -> io::Result<()> {
@@ -253,7 +380,7 @@ mod sys {
         GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
     };
 
-    use super::{ModeDeniesWriting, temp_name};
+    use super::{ModeDeniesWriting, Replacing, changed, pause_before_rename, temp_name};
     use crate::fs::nt;
 
     /// The attributes a replaced file passes on to its successor.
@@ -265,9 +392,10 @@ mod sys {
     pub fn write_with(
         dir: &File,
         name: &OsStr,
-        previous: Option<&Metadata>,
+        replacing: Replacing<'_>,
         fill: impl FnOnce(&mut File) -> io::Result<()>,
     ) -> io::Result<()> {
+        let previous = replacing.previous();
         let temp = temp_name();
         let mut file = nt::open_relative(
             dir,
@@ -279,18 +407,48 @@ mod sys {
         let result = (|| {
             fill(&mut file)?;
             if let Some(previous) = previous {
-                let kept = previous.file_attributes() & KEPT_ATTRIBUTES;
+                let kept = previous.metadata.file_attributes() & KEPT_ATTRIBUTES;
                 if kept != 0 {
                     nt::set_attributes(&file, kept)?;
                 }
             }
             file.sync_data()?;
-            nt::rename_into(&file, dir, name, true)
+            pause_before_rename();
+            if let Some(previous) = previous {
+                still_there(dir, name, previous.metadata)?;
+            }
+            // A new file replaces nothing: a file that appeared meanwhile is
+            // someone else's write.
+            let new = matches!(replacing, Replacing::Nothing);
+            match nt::rename_into(&file, dir, name, !new) {
+                Err(e) if new && e.kind() == io::ErrorKind::AlreadyExists => Err(changed()),
+                other => other,
+            }
         })();
         if result.is_err() {
             let _ = nt::delete_when_closed(&file);
         }
         result
+    }
+
+    /// Err([`super::Changed`]) unless `name` still holds a file of the size
+    /// and times of the one that was `read`.
+    fn still_there(dir: &File, name: &OsStr, read: &Metadata) -> io::Result<()> {
+        let now = match nt::open_relative(
+            dir,
+            name,
+            nt::FILE_READ_ATTRIBUTES,
+            nt::FILE_OPEN,
+            nt::FILE_NON_DIRECTORY_FILE | nt::FILE_OPEN_REPARSE_POINT,
+        ) {
+            Ok(file) => file.metadata()?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(changed()),
+            Err(e) => return Err(e),
+        };
+        let same = now.file_size() == read.file_size()
+            && now.last_write_time() == read.last_write_time()
+            && now.creation_time() == read.creation_time();
+        if same { Ok(()) } else { Err(changed()) }
     }
 
     pub fn check_writable(_dir: &File, _name: &OsStr, previous: &Metadata) -> io::Result<()> {
@@ -353,15 +511,17 @@ mod sys {
     }
 }
 
-/// One lock per file path, created on demand and dropped when unused.
+/// One lock per file path, created on demand and dropped when unused: edits
+/// of one file in this process wait their turn here, asleep, before they
+/// take the lock other processes see (`fs/writing.rs`).
 #[derive(Debug, Default)]
 pub struct PathLocks {
-    locks: Mutex<HashMap<PathBuf, Weak<Mutex<()>>>>,
+    locks: Mutex<HashMap<PathBuf, Weak<tokio::sync::Mutex<()>>>>,
 }
 
 impl PathLocks {
     /// The lock for `path`; hold its guard for the whole read-modify-write.
-    pub fn lock_for(&self, path: &Path) -> Arc<Mutex<()>> {
+    pub fn lock_for(&self, path: &Path) -> Arc<tokio::sync::Mutex<()>> {
         let mut locks = self
             .locks
             .lock()
@@ -370,7 +530,7 @@ impl PathLocks {
             return lock;
         }
         locks.retain(|_, weak| weak.strong_count() > 0);
-        let lock = Arc::new(Mutex::new(()));
+        let lock = Arc::new(tokio::sync::Mutex::new(()));
         locks.insert(path.to_path_buf(), Arc::downgrade(&lock));
         lock
     }
@@ -396,28 +556,88 @@ mod tests {
         names
     }
 
+    /// The file at `path`, opened and described as a write tool reads it.
+    fn read(path: &Path) -> (File, Metadata) {
+        let file = File::open(path).unwrap();
+        let metadata = file.metadata().unwrap();
+        (file, metadata)
+    }
+
     #[cfg(unix)]
     #[test]
-    fn replaces_content_and_keeps_permission_bits() {
+    fn replaces_content_and_keeps_permission_and_set_id_bits() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("script.sh");
-        std::fs::write(&target, "old").unwrap();
-        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let previous = std::fs::metadata(&target).unwrap();
-        write(
-            &open_dir(dir.path()),
-            OsStr::new("script.sh"),
-            b"new",
-            Some(&previous),
-        )
-        .unwrap();
-        assert_eq!(std::fs::read(&target).unwrap(), b"new");
-        assert_eq!(
-            std::fs::metadata(&target).unwrap().permissions().mode() & 0o7777,
-            0o755
+        for mode in [0o755, 0o2755, 0o4750, 0o640] {
+            let target = dir.path().join("script.sh");
+            std::fs::write(&target, "old").unwrap();
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode)).unwrap();
+            let (file, metadata) = read(&target);
+            let previous = Previous {
+                file: &file,
+                metadata: &metadata,
+            };
+            write(
+                &open_dir(dir.path()),
+                OsStr::new("script.sh"),
+                b"new",
+                Replacing::Read(previous),
+            )
+            .unwrap();
+            assert_eq!(std::fs::read(&target).unwrap(), b"new");
+            // Tests run as root here, whom the kernel lets keep set-id bits.
+            assert_eq!(
+                std::fs::metadata(&target).unwrap().permissions().mode() & 0o7777,
+                mode,
+                "{mode:o}"
+            );
+            assert_eq!(entries(dir.path()), vec!["script.sh"]);
+        }
+    }
+
+    #[test]
+    fn a_file_changed_after_it_was_read_is_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("data.txt");
+        std::fs::write(&target, "as read").unwrap();
+        let (file, metadata) = read(&target);
+        // Another program renames a new file over it.
+        std::fs::write(dir.path().join("other"), "theirs").unwrap();
+        std::fs::rename(dir.path().join("other"), &target).unwrap();
+        let previous = Previous {
+            file: &file,
+            metadata: &metadata,
+        };
+        let handle = open_dir(dir.path());
+        let err = write(
+            &handle,
+            OsStr::new("data.txt"),
+            b"mine",
+            Replacing::Read(previous),
         );
-        assert_eq!(entries(dir.path()), vec!["script.sh"]);
+        assert!(is_changed(&err.unwrap_err()));
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "theirs");
+        // Or rewrites it in place, same inode, same size.
+        let (file, metadata) = read(&target);
+        std::thread::sleep(Duration::from_millis(20));
+        std::fs::write(&target, "THEIRS").unwrap();
+        let previous = Previous {
+            file: &file,
+            metadata: &metadata,
+        };
+        let err = write(
+            &handle,
+            OsStr::new("data.txt"),
+            b"mine",
+            Replacing::Read(previous),
+        );
+        assert!(is_changed(&err.unwrap_err()));
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "THEIRS");
+        // A new file does not replace one that appeared.
+        let err = write(&handle, OsStr::new("data.txt"), b"mine", Replacing::Nothing);
+        assert!(is_changed(&err.unwrap_err()));
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "THEIRS");
+        assert_eq!(entries(dir.path()), vec!["data.txt"]);
     }
 
     #[test]
@@ -425,11 +645,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("data.txt");
         std::fs::write(&target, "original content").unwrap();
-        let previous = std::fs::metadata(&target).unwrap();
+        let (file, metadata) = read(&target);
+        let previous = Previous {
+            file: &file,
+            metadata: &metadata,
+        };
         let err = write_with(
             &open_dir(dir.path()),
             OsStr::new("data.txt"),
-            Some(&previous),
+            Replacing::Read(previous),
             |f| {
                 f.write_all(b"half of the new")?;
                 Err(io::Error::new(
@@ -449,13 +673,31 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn a_planted_symlink_is_replaced_not_followed() {
+    fn a_planted_symlink_is_replaced_or_refused_not_followed() {
         let dir = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         let victim = outside.path().join("victim");
         std::fs::write(&victim, "untouched").unwrap();
+        let handle = open_dir(dir.path());
+        // Planted where a new file was to be made: refused.
         std::os::unix::fs::symlink(&victim, dir.path().join("f")).unwrap();
-        write(&open_dir(dir.path()), OsStr::new("f"), b"mine", None).unwrap();
+        let err = write(&handle, OsStr::new("f"), b"mine", Replacing::Nothing).unwrap_err();
+        assert!(is_changed(&err));
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
+        // Planted over the file that was read: refused too.
+        std::fs::write(dir.path().join("g"), "read").unwrap();
+        let (file, metadata) = read(&dir.path().join("g"));
+        std::fs::remove_file(dir.path().join("g")).unwrap();
+        std::os::unix::fs::symlink(&victim, dir.path().join("g")).unwrap();
+        let previous = Previous {
+            file: &file,
+            metadata: &metadata,
+        };
+        let err = write(&handle, OsStr::new("g"), b"mine", Replacing::Read(previous)).unwrap_err();
+        assert!(is_changed(&err));
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
+        // Put back by the server over whatever is there: replaced.
+        write(&handle, OsStr::new("f"), b"mine", Replacing::Whatever).unwrap();
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
         let meta = std::fs::symlink_metadata(dir.path().join("f")).unwrap();
         assert!(meta.is_file());

@@ -432,6 +432,14 @@ impl Guard {
         }
     }
 
+    /// The error `open_read` gives for a file that is not regular (a FIFO,
+    /// a socket, a device, a directory), for opens made outside the guard
+    /// relative to a directory it opened.
+    #[cfg_attr(windows, allow(dead_code))]
+    pub(crate) fn not_regular(meta: &Metadata) -> io::Error {
+        sys::not_regular(meta)
+    }
+
     /// For writing: opens the directory that holds `resolved`, walking down
     /// from the root's handle one component at a time without following any
     /// symlink, and creating missing directories on the way when `create` is

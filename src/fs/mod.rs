@@ -5,6 +5,8 @@ pub mod atomic;
 #[cfg(unix)]
 pub mod dir_locks;
 pub mod guard;
+#[cfg(unix)]
+pub mod kept;
 #[cfg(windows)]
 pub(crate) mod nt;
 pub mod protected;
@@ -15,10 +17,6 @@ pub mod reading;
 pub mod winpath;
 pub mod write_gate;
 pub mod writing;
-
-/// The metadata type the guard hands out, named here so that code outside
-/// this layer needs no `std::fs` (see `tests/tidy.rs`).
-pub use std::fs::Metadata;
 
 /// The canonical form of a directory named on the command line (`--root`
 /// is canonicalised by the guard; this serves `--bash-read` and

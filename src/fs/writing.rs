@@ -1,12 +1,25 @@
 //! Writing one file the way both write tools do: checked by the guard,
-//! refused inside `.git`, serialised per file, read back exactly, and
-//! committed atomically through a race-safe handle of its directory.
+//! refused inside `.git`, held against other writers, read back exactly,
+//! and committed atomically through a race-safe handle of its directory.
+//!
+//! Holding a file: every rootbound process takes an exclusive `flock` on
+//! the file now at the target's name, without waiting (a busy lock is tried
+//! again after a short sleep of the async task, up to [`PATIENCE`]), then
+//! checks that the name still holds the file it locked. The rename of an
+//! atomic write puts a new inode at the name, so a writer that waited on the
+//! old inode sees that it lost the name and locks the new one. Whoever holds
+//! the file at the name is the only rootbound writer of that name until its
+//! rename; writers outside rootbound (editors, formatters) take no lock, and
+//! the check just before the rename catches them (see `fs/atomic.rs`).
+//! On Windows there is no such lock: the per-process lock and that check.
 
-use std::fs::Metadata;
+use std::ffi::OsString;
+use std::fs::{File, Metadata};
 use std::io::{self, Read};
+use std::time::{Duration, Instant};
 
-use crate::fs::atomic;
-use crate::fs::guard::{Guard, Resolved, has_component};
+use crate::fs::atomic::{self, Previous, Replacing};
+use crate::fs::guard::{DirHandle, Guard, Resolved, has_component};
 use crate::text::exact::{DecodeError, TextFile};
 
 /// Largest file the write tools read back for editing or diffing.
@@ -58,7 +71,7 @@ pub fn target(guard: &Guard, raw: &str) -> Result<Target, TargetError> {
     Ok(Target { resolved, abs })
 }
 
-/// The current content of an existing target, read through the guard.
+/// The current content of an existing target.
 pub struct Existing {
     pub bytes: Vec<u8>,
     pub metadata: Metadata,
@@ -72,44 +85,196 @@ impl Existing {
     }
 }
 
-/// Reads the target's current bytes (None if it does not exist).
-pub fn read_existing(guard: &Guard, target: &Target) -> io::Result<Option<Existing>> {
-    if !target.resolved.exists() {
-        return Ok(None);
+/// How long a write waits for another rootbound process's write of the
+/// same file before it gives up (a write holds it for the time of one
+/// read-modify-write, at most 64 MB).
+pub const PATIENCE: Duration = Duration::from_secs(30);
+
+/// Another process held the file for longer than [`PATIENCE`].
+#[derive(Debug)]
+pub struct Busy;
+
+impl std::fmt::Display for Busy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("another process kept the file locked")
     }
-    let (mut file, metadata) = guard.open_read(&target.resolved)?;
-    if metadata.len() > MAX_EDIT_BYTES {
-        return Err(io::Error::new(
-            io::ErrorKind::FileTooLarge,
-            format!(
-                "the file is {} MB; files over {} MB are not rewritten",
-                metadata.len() / (1024 * 1024),
-                MAX_EDIT_BYTES / (1024 * 1024)
-            ),
-        ));
-    }
-    let mut bytes = Vec::with_capacity(metadata.len() as usize);
-    file.read_to_end(&mut bytes)?;
-    Ok(Some(Existing { bytes, metadata }))
 }
 
-/// Writes `bytes` to the target atomically, creating missing parent
-/// directories beneath the root. An existing file keeps its permission bits
-/// and must be writable by us.
-pub fn commit(
-    guard: &Guard,
-    target: &Target,
-    bytes: &[u8],
-    previous: Option<&Metadata>,
-) -> io::Result<()> {
-    let (dir, name) = guard.open_parent_dir(&target.resolved, true)?;
+impl std::error::Error for Busy {}
+
+/// A target held for one read-modify-write: the directory it is in (None
+/// when that does not exist yet: commit makes it) and the file now at its
+/// name (None: no file there), locked against other rootbound writers until
+/// this is dropped.
+pub struct Held {
+    dir: Option<(DirHandle, OsString)>,
+    file: Option<(File, Metadata)>,
+}
+
+impl Held {
+    /// The held file's metadata (None: a new file).
+    pub fn metadata(&self) -> Option<&Metadata> {
+        self.file.as_ref().map(|(_, metadata)| metadata)
+    }
+
+    /// How many other names the held file has (hard links), which keep the
+    /// old content after an atomic write. Always 0 on Windows.
+    pub fn other_links(&self) -> u64 {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            self.metadata().map_or(0, |m| m.nlink().saturating_sub(1))
+        }
+        #[cfg(not(unix))]
+        0
+    }
+
+    /// Lets go of the file (and its lock) before holding it again.
+    pub fn release(&mut self) {
+        self.file = None;
+        self.dir = None;
+    }
+
+    /// Reads the held file's bytes (None if there is no file).
+    pub fn read(&mut self) -> io::Result<Option<Existing>> {
+        let Some((file, metadata)) = &mut self.file else {
+            return Ok(None);
+        };
+        if metadata.len() > MAX_EDIT_BYTES {
+            return Err(io::Error::new(
+                io::ErrorKind::FileTooLarge,
+                format!(
+                    "the file is {} MB; files over {} MB are not rewritten",
+                    metadata.len() / (1024 * 1024),
+                    MAX_EDIT_BYTES / (1024 * 1024)
+                ),
+            ));
+        }
+        let mut bytes = Vec::with_capacity(metadata.len() as usize);
+        file.read_to_end(&mut bytes)?;
+        Ok(Some(Existing {
+            bytes,
+            metadata: metadata.clone(),
+        }))
+    }
+}
+
+/// Holds the target, waiting (asleep, never blocking a thread) while
+/// another rootbound process holds it, for at most [`PATIENCE`]; then an
+/// error carrying [`Busy`].
+pub async fn hold(guard: &Guard, target: &Target) -> io::Result<Held> {
+    let deadline = Instant::now() + PATIENCE;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if let Some(held) = try_hold(guard, target)? {
+            return Ok(held);
+        }
+        if Instant::now() >= deadline {
+            return Err(io::Error::new(io::ErrorKind::WouldBlock, Busy));
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}
+
+/// One try at holding the target, without waiting: None when another
+/// process holds it (or its file was just replaced: try again).
+#[cfg(unix)]
+pub fn try_hold(guard: &Guard, target: &Target) -> io::Result<Option<Held>> {
+    use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
+    use std::os::unix::fs::MetadataExt;
+
+    let (dir, name) = match guard.open_parent_dir(&target.resolved, false) {
+        Ok(opened) => opened,
+        // Its directory is missing, so is the file: commit makes both.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Ok(Some(Held {
+                dir: None,
+                file: None,
+            }));
+        }
+        Err(e) => return Err(e),
+    };
+    // As the guard opens files: no symlink followed, never blocking.
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY;
+    let fd = match rustix::fs::openat(&dir, &name, flags | OFlags::CLOEXEC, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::NOENT) => {
+            return Ok(Some(Held {
+                dir: Some((dir, name)),
+                file: None,
+            }));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let file = File::from(fd);
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Err(Guard::not_regular(&metadata));
+    }
+    match rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::WOULDBLOCK) => return Ok(None),
+        // A file system without locks (some network ones): the check
+        // before the rename still keeps other writers' content.
+        Err(e) => tracing::debug!("no lock on {}: {e}", target.abs),
+    }
+    // Locked: is it still the file at the name? A writer that held it may
+    // have renamed a new file over it while we waited.
+    match rustix::fs::statat(&dir, &name, AtFlags::SYMLINK_NOFOLLOW) {
+        #[allow(
+            clippy::unnecessary_cast,
+            reason = "the field types differ by platform"
+        )]
+        Ok(now) if now.st_dev as u64 == metadata.dev() && now.st_ino as u64 == metadata.ino() => {
+            Ok(Some(Held {
+                dir: Some((dir, name)),
+                file: Some((file, metadata)),
+            }))
+        }
+        Ok(_) | Err(rustix::io::Errno::NOENT) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// One try at holding the target: on Windows, the file read through the
+/// guard; writers in this process are kept apart by `atomic::PathLocks`,
+/// other writers by the check before the rename.
+#[cfg(windows)]
+pub fn try_hold(guard: &Guard, target: &Target) -> io::Result<Option<Held>> {
+    let file = match guard.open_read(&target.resolved) {
+        Ok(opened) => Some(opened),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    Ok(Some(Held { dir: None, file }))
+}
+
+/// Writes `bytes` to the held target atomically, creating missing parent
+/// directories beneath the root. An existing file passes on its owner,
+/// mode and attributes, must be writable by us, and must still be the file
+/// that was held and read ([`atomic::is_changed`] tells the error).
+pub fn commit(guard: &Guard, target: &Target, bytes: &[u8], held: &Held) -> io::Result<()> {
+    let opened;
+    let (dir, name) = match &held.dir {
+        Some((dir, name)) => (dir, name),
+        None => {
+            opened = guard.open_parent_dir(&target.resolved, true)?;
+            (&opened.0, &opened.1)
+        }
+    };
+    let previous = held
+        .file
+        .as_ref()
+        .map(|(file, metadata)| Previous { file, metadata });
     if let Some(previous) = previous {
-        atomic::check_writable(&dir, &name, previous)?;
+        atomic::check_writable(dir, name, previous.metadata)?;
     }
     if let Some(parent) = target.resolved.real().parent() {
-        atomic::sweep_stale_temps(&dir, parent);
+        atomic::sweep_stale_temps(dir, parent);
     }
-    atomic::write(&dir, &name, bytes, previous)
+    let replacing = previous.map_or(Replacing::Nothing, Replacing::Read);
+    atomic::write(dir, name, bytes, replacing)
 }
 
 /// A clear message for a failed write of `abs`.
@@ -122,6 +287,30 @@ pub fn write_error_message(abs: &str, e: &io::Error) -> String {
             "Cannot write {abs}: the file is read-only ({}), so it is left as it is, \
              whoever the server runs as. If it is meant to be edited, make it writable first.",
             denied.shown
+        );
+    }
+    #[cfg(unix)]
+    if let Some(not_kept) = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<crate::fs::kept::NotKept>())
+    {
+        return format!(
+            "Refusing to write {abs}: {not_kept}. Writing it without that would change who may \
+             read, write or run the file, so it was left as it was."
+        );
+    }
+    if atomic::is_changed(e) {
+        return format!(
+            "Refusing to write {abs}: it changed on disk after it was read (another program or \
+             server wrote it), and writing now would throw that change away. Nothing was \
+             written. Read the file again and retry."
+        );
+    }
+    if e.get_ref().is_some_and(|inner| inner.is::<Busy>()) {
+        return format!(
+            "Cannot write {abs}: another process kept it locked for {} s while writing it. \
+             Nothing was written; try again.",
+            PATIENCE.as_secs()
         );
     }
     match e.kind() {

@@ -7,7 +7,10 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::writes::{commit, placeholder_message, read_existing, target_error_message};
+use super::writes::{
+    CommitError, Holding, commit, hold, links_note, placeholder_message, read_existing,
+    target_error_message,
+};
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::fs::writing::{self, Target};
 use crate::mcp::params::JsonObject;
@@ -144,9 +147,10 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     // A command line that runs git has its configuration checked; no
     // write may land between that check and its end.
     let writing = state.writes.writing().await;
+    let holding = hold(&state, &target).await?;
     run_sized(cost, move || {
         let _writing = writing;
-        replace(&state, &params, expected, target)
+        replace(&state, &params, expected, target, holding)
     })
     .await
 }
@@ -160,21 +164,65 @@ fn expected(params: &ReplaceParams, dialect: &ReplaceDialect) -> Result<Expected
     }
 }
 
+/// What one attempt at the edit came to.
+enum Outcome {
+    /// Written: the answer.
+    Written(String),
+    /// Not written: the file changed on disk after it was read (the
+    /// message, should a retry not be possible).
+    Changed(ToolError),
+}
+
+/// The edit, and once more on the new content if the file changed on disk
+/// between reading and renaming (another program wrote it): the edit is
+/// applied to what is there now, or fails as it would on that content.
 fn replace(
     state: &Arc<State>,
     params: &ReplaceParams,
     expected: Expected,
     target: Target,
+    mut holding: Holding,
 ) -> ToolResult {
+    match attempt(state, params, expected, &target, &mut holding)? {
+        Outcome::Written(message) => return super::text(message),
+        Outcome::Changed(_) => {
+            tracing::debug!(
+                "{} changed on disk during an edit; editing again",
+                target.abs
+            );
+        }
+    }
+    holding.hold_again(&state.guard, &target)?;
+    match attempt(state, params, expected, &target, &mut holding)? {
+        Outcome::Written(message) => super::text(message),
+        Outcome::Changed(message) => Err(message),
+    }
+}
+
+fn attempt(
+    state: &Arc<State>,
+    params: &ReplaceParams,
+    expected: Expected,
+    target: &Target,
+    holding: &mut Holding,
+) -> Result<Outcome, ToolError> {
     let guard = &state.guard;
     let abs = target.abs.clone();
-    let lock = state.locks.lock_for(target.resolved.real());
-    let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
+    let held = &mut holding.held;
+    let committed = |bytes: &[u8], held: &writing::Held| match commit(guard, target, bytes, held) {
+        Ok(()) => Ok(None),
+        Err(CommitError::Changed(message)) => Ok(Some(Outcome::Changed(message))),
+        Err(e) => Err(ToolError::from(e)),
+    };
 
-    let Some(existing) = read_existing(guard, &target)? else {
+    let Some(existing) = read_existing(held, target)? else {
         if params.old_string.is_empty() {
-            commit(guard, &target, params.new_string.as_bytes(), None)?;
-            return super::text(format!("Created new file: {abs} with provided content."));
+            if let Some(changed) = committed(params.new_string.as_bytes(), held)? {
+                return Ok(changed);
+            }
+            return Ok(Outcome::Written(format!(
+                "Created new file: {abs} with provided content."
+            )));
         }
         return Err(format!(
             "File not found: {abs}. To create a new file, call replace with an empty old_string \
@@ -189,7 +237,7 @@ fn replace(
     if exact::normalize(&params.old_string) == exact::normalize(&params.new_string) {
         return Err(identical_message(&abs));
     }
-    let (metadata, decoded) = existing.decode(&target);
+    let (_, decoded) = existing.decode(target);
     let file = decoded.map_err(|e| not_text_message(&abs, e))?;
     let edited = match edit::replace(&file.text, &params.old_string, &params.new_string, expected) {
         Ok(edited) => edited,
@@ -210,7 +258,9 @@ fn replace(
     let rel = guard.relative_display(target.resolved.display());
     let diff = diff::unified(&file.text, &edited.text, &rel);
     let bytes = exact::encode_cow(&edited.text, file.encoding);
-    commit(guard, &target, &bytes, Some(&metadata))?;
+    if let Some(changed) = committed(&bytes, held)? {
+        return Ok(changed);
+    }
     let mut message = format!(
         "Successfully modified file: {abs} ({} replacements).",
         edited.replacements
@@ -221,7 +271,8 @@ fn replace(
         message.push_str("\n\n");
         message.push_str(&diff);
     }
-    super::text(message)
+    message.push_str(&links_note(held));
+    Ok(Outcome::Written(message))
 }
 
 /// Which dialect's words a failed edit is told in.

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::writes::{commit, placeholder_message, read_existing, target_error_message};
+use super::writes::{
+    Holding, commit, hold, links_note, placeholder_message, read_existing, target_error_message,
+};
 use super::{CallContext, State, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::fs::writing::{self, Target};
 use crate::mcp::params::JsonObject;
@@ -60,27 +62,34 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     // A command line that runs git has its configuration checked; no
     // write may land between that check and its end.
     let writing = state.writes.writing().await;
+    let holding = hold(&state, &target).await?;
     run_sized(cost, move || {
         let _writing = writing;
-        write_file(&state, &params, target)
+        write_file(&state, &params, target, holding)
     })
     .await
 }
 
-fn write_file(state: &Arc<State>, params: &WriteFileParams, target: Target) -> ToolResult {
+/// Writes the file. It is never retried: if the file changed on disk after
+/// it was read, the content the caller sent was meant for what it read, so
+/// the write is refused (see `writing::write_error_message`).
+fn write_file(
+    state: &Arc<State>,
+    params: &WriteFileParams,
+    target: Target,
+    mut holding: Holding,
+) -> ToolResult {
     let guard = &state.guard;
-    let lock = state.locks.lock_for(target.resolved.real());
-    let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
-
-    let Some(existing) = read_existing(guard, &target)? else {
-        commit(guard, &target, params.content.as_bytes(), None)?;
+    let held = &mut holding.held;
+    let Some(existing) = read_existing(held, &target)? else {
+        commit(guard, &target, params.content.as_bytes(), held)?;
         return super::text(format!(
             "Successfully created and wrote to new file: {}.",
             target.abs
         ));
     };
     // Keep the existing file's style: CRLF, and its BOM and encoding.
-    let (metadata, decoded) = existing.decode(&target);
+    let (_, decoded) = existing.decode(&target);
     let converted;
     let (bytes, diff, unchanged) = match decoded {
         Ok(old) => {
@@ -102,7 +111,7 @@ fn write_file(state: &Arc<State>, params: &WriteFileParams, target: Target) -> T
             false,
         ),
     };
-    commit(guard, &target, &bytes, Some(&metadata))?;
+    commit(guard, &target, &bytes, held)?;
     let mut message = format!("Successfully overwrote file: {}.", target.abs);
     if unchanged {
         message.push_str(" The content is unchanged.");
@@ -110,5 +119,6 @@ fn write_file(state: &Arc<State>, params: &WriteFileParams, target: Target) -> T
         message.push_str("\n\n");
         message.push_str(&diff);
     }
+    message.push_str(&links_note(held));
     super::text(message)
 }

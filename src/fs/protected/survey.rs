@@ -1083,7 +1083,7 @@ fn put_back(roots: &[PathBuf], path: &Path, copy: &Copy) -> io::Result<()> {
     use std::io::Write;
     let (root, rel, name) = split_beneath(roots, path)?;
     let dir = open_dir_beneath(root, rel)?;
-    crate::fs::atomic::write_with(&dir, name, None, |file| {
+    crate::fs::atomic::write_with(&dir, name, crate::fs::atomic::Replacing::Whatever, |file| {
         file.write_all(&copy.bytes)?;
         rustix::fs::fchmod(&*file, rustix::fs::Mode::from_raw_mode(copy.mode as _))?;
         Ok(())

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Installs what the checks need and a fresh machine may lack: Debian packages
 # (ripgrep for the parity test, tmux to read Gemini CLI's screen, perl and
-# git for the bash tests), with apt-get, only when missing. Node, npm and
+# git for the bash tests, attr and acl to set and read back the extended
+# attributes and ACLs that tests/write_metadata.rs checks writes keep,
+# setpriv to run a server as another user there), with apt-get, only when
+# missing. Node, npm and
 # Python come with the machine; the clients and packages the scripts use are
 # installed by the scripts themselves, pinned, into scratch folders.
 set -euo pipefail
 
 missing=()
-for pair in rg:ripgrep tmux:tmux perl:perl git:git python3:python3; do
+for pair in rg:ripgrep tmux:tmux perl:perl git:git python3:python3 setfattr:attr getfattr:attr \
+    setfacl:acl getfacl:acl setpriv:util-linux; do
   command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
@@ -15,8 +19,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
   sudo_cmd=()
   [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
   "${sudo_cmd[@]}" apt-get update -qq
+  # attr and acl may both be missing for two tools each: ask once.
+  mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-for tool in rg tmux perl git python3 node npm; do
+for tool in rg tmux perl git python3 node npm setfattr getfattr setfacl getfacl setpriv; do
   command -v "$tool" >/dev/null || { echo "FAILED: $tool is needed and could not be installed" >&2; exit 1; }
 done

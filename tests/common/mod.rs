@@ -26,11 +26,32 @@ impl Server {
     /// Starts the server with one `--root` per entry of `roots` and `extra`
     /// arguments.
     pub async fn start(roots: &[&Path], extra: &[&str]) -> Server {
-        let mut cmd = Command::new(BIN);
+        Server::start_as(&[], roots, extra, &[]).await
+    }
+
+    /// Starts the server through `wrapper` (a program and its arguments that
+    /// run the binary, such as `setpriv` to run it as another user; empty:
+    /// directly), with environment variables `env`.
+    pub async fn start_as(
+        wrapper: &[&str],
+        roots: &[&Path],
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Server {
+        let mut cmd = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut cmd = Command::new(program);
+                cmd.args(args).arg(BIN);
+                cmd
+            }
+            None => Command::new(BIN),
+        };
         for root in roots {
             cmd.arg("--root").arg(root);
         }
-        cmd.args(extra).env("RUST_LOG", "warn");
+        cmd.args(extra)
+            .env("RUST_LOG", "warn")
+            .envs(env.iter().copied());
         let (transport, _stderr) = TokioChildProcess::builder(cmd)
             .stderr(Stdio::inherit())
             .spawn()

@@ -86,6 +86,7 @@ async fn serve(registry: Arc<Registry>) -> i32 {
     if let Some(shell) = &registry.state().shell {
         shell.start_sandbox();
     }
+    registry.state().sweep_at_start();
     let roots = registry.state().guard.roots_display();
     tracing::info!(roots = %roots, tools = ?registry.names(), "serving MCP on stdio");
     let service = match RootboundServer::new(registry)

@@ -1,6 +1,6 @@
 //! What writes do besides writing: refuse a file whose mode says read-only,
 //! whoever the server runs as, and clear away the temporary files that
-//! crashed writes left behind.
+//! crashed writes left behind (where a write goes, and at start).
 // Builds Unix trees (symlinks, FIFOs, modes) or runs Unix programs; the
 // Windows build is checked by the unit tests and the smoke test under Wine
 // (.ci/cross.sh).
@@ -59,11 +59,28 @@ fn ended_pid() -> u32 {
     pid
 }
 
+/// Waits until `path` is gone (the sweep at start removed it).
+async fn until_removed(path: &std::path::Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while path.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} still there 20 s after start",
+            path.display()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 #[tokio::test]
 async fn temp_files_of_ended_processes_are_removed_when_a_write_touches_their_directory() {
     let dir = Scratch::new();
     let dead = ended_pid();
     let alive = std::process::id();
+    // Directories made after the sweep at start: only a write sweeps them.
+    let sentinel = dir.file(&format!(".rootbound-{dead}-99.tmp"), "half a write");
+    let server = Server::start(&[&dir.path], &[]).await;
+    until_removed(&sentinel).await;
     let stale = [
         format!("sub/.rootbound-{dead}-0.tmp"),
         format!("sub/.rootbound-{dead}-17.tmp"),
@@ -77,7 +94,6 @@ async fn temp_files_of_ended_processes_are_removed_when_a_write_touches_their_di
     for name in stale.iter().chain(&kept) {
         dir.file(name, "half a write");
     }
-    let server = Server::start(&[&dir.path], &[]).await;
     server
         .ok_text(
             "write_file",
@@ -86,6 +102,47 @@ async fn temp_files_of_ended_processes_are_removed_when_a_write_touches_their_di
         .await;
     for name in &stale {
         assert!(!dir.path.join(name).exists(), "{name} is still there");
+    }
+    for name in &kept {
+        assert!(dir.path.join(name).exists(), "{name} was removed");
+    }
+}
+
+#[tokio::test]
+async fn temp_files_of_ended_processes_are_removed_at_start_without_any_write() {
+    let dir = Scratch::new();
+    let dead = ended_pid();
+    let alive = std::process::id();
+    let stale = [
+        format!(".rootbound-{dead}-0.tmp"),
+        format!("src/.rootbound-{dead}-4.tmp"),
+        format!("src/deep/er/.rootbound-{dead}-9.tmp"),
+    ];
+    let kept = [
+        format!("src/.rootbound-{alive}-3.tmp"),
+        "src/.rootbound-notes.tmp".to_string(),
+        format!(".git/.rootbound-{dead}-2.tmp"),
+    ];
+    for name in stale.iter().chain(&kept) {
+        dir.file(name, "half a write");
+    }
+    // A read-only server removes nothing.
+    let read_only = Server::start(&[&dir.path], &["--read-only"]).await;
+    read_only.assert_alive().await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    for name in &stale {
+        assert!(
+            dir.path.join(name).exists(),
+            "{name} removed by a read-only server"
+        );
+    }
+    drop(read_only);
+
+    let server = Server::start(&[&dir.path], &[]).await;
+    // The sweep runs beside the session: the server answers meanwhile.
+    server.assert_alive().await;
+    for name in &stale {
+        until_removed(&dir.path.join(name)).await;
     }
     for name in &kept {
         assert!(dir.path.join(name).exists(), "{name} was removed");

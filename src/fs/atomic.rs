@@ -30,6 +30,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, Weak};
 use std::time::Duration;
 
+#[cfg(unix)]
+use std::os::unix::ffi::OsStrExt;
+
 use crate::fs::guard::DirHandle;
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -206,6 +209,104 @@ pub fn sweep_stale_temps(dir: &DirHandle, shown: &Path) -> usize {
             "removed {removed} temporary file(s) that writes of ended processes left in {}",
             shown.display()
         );
+    }
+    removed
+}
+
+/// How far the sweep at start goes: directories listed, entries read, time
+/// taken, handles open at once (the next directories to list). A tree
+/// bigger than that is swept where writes go, as before.
+#[cfg(unix)]
+const START_SWEEP_DIRS: usize = 4096;
+#[cfg(unix)]
+const START_SWEEP_ENTRIES: usize = 200_000;
+#[cfg(unix)]
+const START_SWEEP_TIME: Duration = Duration::from_secs(5);
+#[cfg(unix)]
+const START_SWEEP_OPEN: usize = 256;
+
+/// At start, on a thread of its own (start-up never waits for it): removes
+/// the temporary files of ended processes from each root and the
+/// directories below it, breadth first (shallow directories, where most
+/// edits go, first), within [`START_SWEEP_DIRS`] directories,
+/// [`START_SWEEP_ENTRIES`] entries and [`START_SWEEP_TIME`]. Subdirectories
+/// are opened relative to their parent's handle without following a
+/// symlink, so the sweep never leaves a root; `.git` is not entered (no
+/// write goes there). Directories swept count as swept for later writes.
+#[cfg(unix)]
+pub fn sweep_at_start(roots: Vec<(DirHandle, PathBuf)>) {
+    let spawned = std::thread::Builder::new()
+        .name("sweep-temps".into())
+        .spawn(move || {
+            let removed: usize = roots
+                .into_iter()
+                .map(|(dir, shown)| sweep_tree(dir, shown))
+                .sum();
+            tracing::debug!("sweep at start removed {removed} stale temporary file(s)");
+        });
+    if let Err(e) = spawned {
+        tracing::debug!("no sweep at start: {e}");
+    }
+}
+
+/// The sweep of one root (see [`sweep_at_start`]); how many were removed.
+#[cfg(unix)]
+fn sweep_tree(root: DirHandle, shown: PathBuf) -> usize {
+    use rustix::fs::{FileType, Mode, OFlags};
+    let started = std::time::Instant::now();
+    let (mut dirs, mut entries, mut removed) = (0, 0, 0);
+    let mut queue = std::collections::VecDeque::from([(root, shown)]);
+    let own = std::process::id();
+    while let Some((dir, path)) = queue.pop_front() {
+        if dirs >= START_SWEEP_DIRS
+            || entries >= START_SWEEP_ENTRIES
+            || started.elapsed() >= START_SWEEP_TIME
+        {
+            tracing::debug!(
+                "sweep at start stopped at its bounds ({dirs} directories, {entries} entries)"
+            );
+            break;
+        }
+        dirs += 1;
+        let fresh = sys::dir_key(&dir)
+            .is_ok_and(|key| SWEPT.lock().unwrap_or_else(|p| p.into_inner()).insert(key));
+        let Ok(listing) = rustix::fs::Dir::read_from(&dir) else {
+            continue;
+        };
+        for entry in listing.flatten() {
+            entries += 1;
+            let name = OsStr::from_bytes(entry.file_name().to_bytes());
+            if name == "." || name == ".." {
+                continue;
+            }
+            if let Some(pid) = name.to_str().and_then(temp_owner) {
+                if fresh
+                    && pid != own
+                    && !sys::process_exists(pid)
+                    && sys::remove(&dir, name).is_ok()
+                {
+                    removed += 1;
+                }
+                continue;
+            }
+            if entry.file_type() != FileType::Directory
+                || name == ".git"
+                || queue.len() >= START_SWEEP_OPEN
+            {
+                continue;
+            }
+            let flags = OFlags::RDONLY
+                | OFlags::DIRECTORY
+                | OFlags::NOFOLLOW
+                | OFlags::NONBLOCK
+                | OFlags::CLOEXEC;
+            if let Ok(sub) = rustix::fs::openat(&dir, name, flags, Mode::empty()) {
+                queue.push_back((sub, path.join(name)));
+            }
+        }
+        if removed > 0 {
+            tracing::trace!("swept {}", path.display());
+        }
     }
     removed
 }

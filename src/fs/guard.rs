@@ -432,6 +432,20 @@ impl Guard {
         }
     }
 
+    /// A handle on each root's directory, with its path (for the sweep of
+    /// stale temporary files at start); roots that cannot be opened now are
+    /// left out.
+    #[cfg_attr(windows, allow(dead_code))]
+    pub fn root_dirs(&self) -> Vec<(DirHandle, PathBuf)> {
+        self.roots
+            .iter()
+            .filter_map(|root| {
+                let dir = self.sys_open_dir_chain(root, &[], false).ok()?;
+                Some((dir, root.path.clone()))
+            })
+            .collect()
+    }
+
     /// The error `open_read` gives for a file that is not regular (a FIFO,
     /// a socket, a device, a directory), for opens made outside the guard
     /// relative to a directory it opened.

@@ -99,6 +99,19 @@ impl State {
     }
 }
 
+impl State {
+    /// At serve start: the temporary files that crashed writes left in the
+    /// roots are removed on a thread of their own, within bounds (see
+    /// `atomic::sweep_at_start`; on Windows a write sweeps its directory
+    /// only). A read-only server removes nothing.
+    pub fn sweep_at_start(&self) {
+        #[cfg(unix)]
+        if !self.config.read_only {
+            crate::fs::atomic::sweep_at_start(self.guard.root_dirs());
+        }
+    }
+}
+
 /// A failure the model can act on; becomes an `isError` result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolError(pub String);

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""Edit latency: replace in 1 MB and 20 MB files, write_file of 1 MB, and the
-near-miss search on a 20 MB file, through rootbound over MCP stdio.
+"""Edit latency: replace in 1 KB, 1 MB and 20 MB files, write_file of 1 MB,
+and the near-miss search on a 20 MB file, through rootbound over MCP stdio.
 
     bench/edit_bench.py [--bin target/release/rootbound] [--rounds 30]
+    bench/edit_bench.py --bin old/rootbound --bin target/release/rootbound
 
 Each figure is the median of --rounds calls, interleaved with a reference
 measured in the same run: the same edit done in-process by Python (read,
 str.replace, write a temporary file, fsync, rename), i.e. the cost of the
-work itself without a protocol. Files live in a temporary directory.
+work itself without a protocol. Several --bin are measured in the same
+rounds, each on its own copies of the files, in alternating order, and
+compared with the first. Files live in a temporary directory.
 """
 import argparse
 import os
@@ -61,60 +64,98 @@ def ms(xs):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "..", "target", "release", "rootbound"))
+    ap.add_argument("--bin", action="append",
+                    help="a rootbound binary; give it twice or more to compare builds in one run, "
+                         "interleaved (default target/release/rootbound)")
     ap.add_argument("--rounds", type=int, default=30)
     a = ap.parse_args()
+    bins = a.bin or [os.path.join(os.path.dirname(__file__), "..", "target", "release", "rootbound")]
     with tempfile.TemporaryDirectory() as tmp:
-        small, big = os.path.join(tmp, "one_mb.rs"), os.path.join(tmp, "twenty_mb.rs")
-        n_small = make_file(small, 1024 * 1024)
-        n_big = make_file(big, 20 * 1024 * 1024)
-        ref_small, ref_big = os.path.join(tmp, "ref_small.rs"), os.path.join(tmp, "ref_big.rs")
-        make_file(ref_small, 1024 * 1024)
-        make_file(ref_big, 20 * 1024 * 1024)
-        client = McpClient([a.bin, "--root", tmp], "edit_bench")
+        # Each binary edits its own copies, in a root of its own.
+        sides = []
+        for k, bin_path in enumerate(bins):
+            root = os.path.join(tmp, f"bin{k}")
+            os.mkdir(root)
+            side = {"bin": bin_path, "root": root, "files": []}
+            for name, size in (("replace 1 KB", 1024), ("replace 1 MB", 1024 * 1024),
+                               ("replace 20 MB", 20 * 1024 * 1024)):
+                path = os.path.join(root, name.split()[1] + ".rs")
+                side["files"].append((name, path, make_file(path, size)))
+            side["written"] = os.path.join(root, "written.rs")
+            side["client"] = McpClient([bin_path, "--root", root], "edit_bench")
+            sides.append(side)
+        refs = {}
+        for name, size in (("replace 1 KB", 1024), ("replace 1 MB", 1024 * 1024),
+                           ("replace 20 MB", 20 * 1024 * 1024)):
+            path = os.path.join(tmp, "ref_" + name.split()[1] + ".rs")
+            make_file(path, size)
+            refs[name] = path
+        ref_big = refs["replace 20 MB"]
+        n_big = sides[0]["files"][2][2]
         rows = {}
 
-        def record(name, ours, ref):
-            rows.setdefault(name, ([], []))
-            rows[name][0].append(ours)
-            rows[name][1].append(ref)
+        def record(name, k, t):
+            rows.setdefault(name, [[] for _ in range(len(sides) + 1)])
+            rows[name][k].append(t)
 
-        written, ref_written = os.path.join(tmp, "written.rs"), os.path.join(tmp, "ref_written.rs")
-        content_a = open(small).read()
+        ref_written = os.path.join(tmp, "ref_written.rs")
+        content_a = open(sides[0]["files"][1][1]).read()
         content_b = content_a.replace("compute", "evaluate")
+        ref_k = len(sides)
         for r in range(a.rounds):
-            for path, ref, n, name in ((small, ref_small, n_small, "replace 1 MB"),
-                                       (big, ref_big, n_big, "replace 20 MB")):
+            # The order of the binaries alternates, so neither always goes first.
+            order = list(range(len(sides))) if r % 2 == 0 else list(reversed(range(len(sides))))
+            for fi, (name, _, n) in enumerate(sides[0]["files"]):
                 i = n // 2
                 old, new = (f"value_{i} = compute(", f"value_{i} = recompute(")
                 if r % 2:
                     old, new = new, old
-                t, err, text = client.call("replace", {"file_path": path, "old_string": old, "new_string": new})
-                assert not err, text
-                record(name, t, python_replace(ref, old, new))
+                for k in order:
+                    path = sides[k]["files"][fi][1]
+                    t, err, text = sides[k]["client"].call(
+                        "replace", {"file_path": path, "old_string": old, "new_string": new})
+                    assert not err, text
+                    record(name, k, t)
+                record(name, ref_k, python_replace(refs[name], old, new))
             content = content_b if r % 2 else content_a
-            t, err, text = client.call("write_file", {"file_path": written, "content": content})
-            assert not err, text
-            record("write_file 1 MB", t, python_write(ref_written, content))
+            for k in order:
+                t, err, text = sides[k]["client"].call(
+                    "write_file", {"file_path": sides[k]["written"], "content": content})
+                assert not err, text
+                record("write_file 1 MB", k, t)
+            record("write_file 1 MB", ref_k, python_write(ref_written, content))
             # A near miss: the right two lines with tabs for indentation.
             i = n_big // 3
             miss = (f"\tlet value_{i} = compute(value_{i} + {i * 7 % 1000}, \"item {i}\");\n"
                     f"\tlet value_{i + 1} = compute(")
-            t, err, text = client.call("replace", {"file_path": big, "old_string": miss, "new_string": "x"})
-            assert err and "closest text" in text, text[:300]
+            for k in order:
+                big = sides[k]["files"][2][1]
+                t, err, text = sides[k]["client"].call(
+                    "replace", {"file_path": big, "old_string": miss, "new_string": "x"})
+                assert err and "closest text" in text, text[:300]
+                record("near miss 20 MB", k, t)
             t0 = time.perf_counter()
             with open(ref_big, encoding="utf-8") as f:
                 f.read().find(miss)
-            record("near miss 20 MB", t, time.perf_counter() - t0)
-        client.close()
+            record("near miss 20 MB", ref_k, time.perf_counter() - t0)
+        for side in sides:
+            side["client"].close()
 
-    print(f"{'work':18} {'rootbound ms':>13} {'reference ms':>13} {'ratio':>6}   reference")
-    refs = {"replace 1 MB": "Python read+replace+write+fsync+rename",
-            "replace 20 MB": "Python read+replace+write+fsync+rename",
-            "write_file 1 MB": "Python write+fsync+rename",
-            "near miss 20 MB": "Python read + str.find"}
-    for name, (ours, ref) in rows.items():
-        print(f"{name:18} {ms(ours):13.2f} {ms(ref):13.2f} {ms(ours) / ms(ref):6.2f}   {refs[name]}")
+    for k, side in enumerate(sides):
+        print(f"bin{k}: {side['bin']}")
+    heads = " ".join(f"{f'bin{k} ms':>10}" for k in range(len(sides)))
+    vs = " ".join(f"{f'bin{k}/bin0':>10}" for k in range(1, len(sides)))
+    print(f"{'work':18} {heads} {'ref ms':>9} {'bin0/ref':>8} {vs}   reference")
+    ref_names = {"replace 1 KB": "Python read+replace+write+fsync+rename",
+                 "replace 1 MB": "Python read+replace+write+fsync+rename",
+                 "replace 20 MB": "Python read+replace+write+fsync+rename",
+                 "write_file 1 MB": "Python write+fsync+rename",
+                 "near miss 20 MB": "Python read + str.find"}
+    for name, columns in rows.items():
+        med = [ms(c) for c in columns]
+        ours = " ".join(f"{m:10.2f}" for m in med[:-1])
+        ratios = " ".join(f"{m / med[0]:10.3f}" for m in med[1:-1])
+        print(f"{name:18} {ours} {med[-1]:9.2f} {med[0] / med[-1]:8.2f} {ratios}   {ref_names[name]}")
 
 
 if __name__ == "__main__":

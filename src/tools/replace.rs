@@ -98,7 +98,7 @@ macro_rules! description_tail {
     calls, each with its own context; to rewrite most of a file, use write_file.\n\n\
     Creating a file: with an empty old_string and a path that does not exist yet, the file \
     is created (with missing parent directories) holding new_string. The file keeps its \
-    encoding, byte-order mark, final newline and permission bits. new_string must be \
+    encoding, byte-order mark, final newline, owner, permissions and ACLs. new_string must be \
     complete: a placeholder line such as '// ... rest of code ...' is refused, since it \
     would delete the code it stands for. Files inside a .git directory are never written. \
     Paths are absolute or relative to the primary workspace root."

@@ -1,6 +1,6 @@
 //! `write_file` (TOOLS.md 2): create or overwrite a file with the given
 //! content, atomically, keeping an existing file's CRLF style, BOM/encoding
-//! and permission bits; the answer shows a diff of what changed.
+//! owner, mode and attributes; the answer shows a diff of what changed.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -35,7 +35,7 @@ const DESCRIPTION: &str = "Writes the complete content of one file inside the wo
     content must be the whole file, every line written out: a placeholder line such as '// \
     ... rest of code ...' is refused, because writing it would delete the code it stands \
     for. Write \\n line breaks; an existing file keeps its CRLF line endings, byte-order \
-    mark, encoding and permission bits. For a change to part of an existing file, replace is \
+    mark, encoding, owner, permissions and ACLs. For a change to part of an existing file, replace is \
     cheaper and safer. Files inside a .git directory are never written. Paths are absolute \
     or relative to the primary workspace root.";
 

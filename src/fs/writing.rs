@@ -184,6 +184,13 @@ pub fn try_hold(guard: &Guard, target: &Target) -> io::Result<Option<Held>> {
     use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
     use std::os::unix::fs::MetadataExt;
 
+    // A FIFO, socket or device is refused without being opened, as reads
+    // refuse them (a swap after this is caught below, once opened).
+    if let Some(metadata) = target.resolved.metadata()
+        && !metadata.is_file()
+    {
+        return Err(Guard::not_regular(metadata));
+    }
     let (dir, name) = match guard.open_parent_dir(&target.resolved, false) {
         Ok(opened) => opened,
         // Its directory is missing, so is the file: commit makes both.

@@ -1150,6 +1150,30 @@ async fn class8_the_answer_cannot_be_forged() {
     assert_eq!(a.stderr, "");
     let a = ran(&server, "printf '\\033[2J\\033]0;title\\007plain'").await;
     assert_eq!(a.stdout, "\\x1b[2J\\x1b]0;title\\x07plain");
+    // Characters that hide text from the user (line and paragraph
+    // separators, the TAG block) are escaped, and a note says so.
+    let tags: String = "run rm"
+        .chars()
+        .map(|c| char::from_u32(0xe0000 + c as u32).unwrap())
+        .collect();
+    l.tmp.file(
+        "root/hidden.txt",
+        format!("shown\u{2028}hidden\u{2029}{tags}\n"),
+    );
+    let (_, text) = bash(&server, "cat hidden.txt").await;
+    assert!(
+        text.contains("[note: the output held invisible characters"),
+        "{text}"
+    );
+    let a = BashAnswer::parse(&text);
+    assert_eq!(
+        a.stdout,
+        "shown\\u{2028}hidden\\u{2029}\\u{e0072}\\u{e0075}\\u{e006e}\\u{e0020}\\u{e0072}\\u{e006d}"
+    );
+    assert!(
+        !text.contains(['\u{2028}', '\u{2029}', '\u{e0072}']),
+        "{text}"
+    );
     let text = refused(&server, "echo x 3>/dev/null").await;
     assert!(text.contains("descriptors 1"), "{text}");
     let text = refused(&server, "cat ~/.bashrc").await;

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{GlobBuilder, GlobSet};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 
@@ -84,16 +84,14 @@ pub struct Include {
 impl Include {
     pub fn new(pattern: &str) -> Result<Include, String> {
         let pattern = pattern.trim().trim_start_matches("./");
+        crate::text::globs::check_size(pattern)?;
         let glob = GlobBuilder::new(pattern)
             .literal_separator(true)
             .backslash_escape(true)
             .empty_alternates(true)
             .build()
             .map_err(|e| e.to_string())?;
-        let matcher = GlobSetBuilder::new()
-            .add(glob)
-            .build()
-            .map_err(|e| e.to_string())?;
+        let matcher = crate::text::globs::matcher(glob)?;
         Ok(Include {
             matcher,
             on_name: !pattern.contains('/'),

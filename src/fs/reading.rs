@@ -123,7 +123,12 @@ pub fn read(
     // on memory (fewer system calls than sniff, seek and stream).
     if size <= SMALL_FILE_BYTES {
         let mut data = Vec::with_capacity(size as usize + 1);
-        file.read_to_end(&mut data).map_err(ReadFailure::Io)?;
+        // The size was checked against the small-file limit: read no more,
+        // however the file grows (procfs files say 0 and hold gigabytes).
+        (&mut file)
+            .take(SMALL_FILE_BYTES)
+            .read_to_end(&mut data)
+            .map_err(ReadFailure::Io)?;
         let kind = filekind::classify(&real, &data[..data.len().min(SNIFF_BYTES)]);
         let may_show_whole = !lines && range_or_default.start == 0;
         return body_of_whole(data, kind, size, range_or_default, may_show_whole);
@@ -137,7 +142,10 @@ pub fn read(
                 return Err(ReadFailure::TooLarge { size, text: false });
             }
             let mut data = Vec::with_capacity(size as usize);
-            file.read_to_end(&mut data).map_err(ReadFailure::Io)?;
+            // No more than the size checked above, however the file grows.
+            file.take(size)
+                .read_to_end(&mut data)
+                .map_err(ReadFailure::Io)?;
             return body_of_whole(data, kind, size, range_or_default, false);
         }
         FileKind::Svg if size > MAX_SVG_BYTES => return Ok(Body::SvgTooLarge),
@@ -147,7 +155,10 @@ pub fn read(
     if range.is_none() && size > MAX_FILE_BYTES {
         return Err(ReadFailure::TooLarge { size, text: true });
     }
-    let window = lines::read_window(Utf8Reader::new(file, encoding), range_or_default)
+    // Streamed up to the size the file had when it was opened: a file that
+    // keeps growing (a log being written, a procfs file) cannot make the
+    // read endless.
+    let window = lines::read_window(Utf8Reader::new(file.take(size), encoding), range_or_default)
         .map_err(ReadFailure::Io)?;
     Ok(Body::Text { window })
 }
@@ -182,7 +193,11 @@ pub fn read_block(
     } = opened;
     let mut buf = Vec::with_capacity(prefix.len() + size as usize + suffix.len() + 1);
     buf.extend_from_slice(prefix.as_bytes());
-    file.read_to_end(&mut buf).map_err(ReadFailure::Io)?;
+    // The size was checked against the small-file limit: read no more.
+    (&mut file)
+        .take(SMALL_FILE_BYTES)
+        .read_to_end(&mut buf)
+        .map_err(ReadFailure::Io)?;
     let data = &buf[prefix.len()..];
     let kind = filekind::classify(&real, &data[..data.len().min(SNIFF_BYTES)]);
     if matches!(kind, FileKind::Text(Encoding::Utf8))

@@ -151,7 +151,20 @@ impl Held {
             ));
         }
         let mut bytes = Vec::with_capacity(metadata.len() as usize);
-        file.read_to_end(&mut bytes)?;
+        // One byte past the limit tells a file that grew past it since the
+        // check: refused, since writing back a cut read would lose its end.
+        file.take(MAX_EDIT_BYTES + 1).read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > MAX_EDIT_BYTES {
+            return Err(io::Error::new(
+                io::ErrorKind::FileTooLarge,
+                format!(
+                    "the file grew past {} MB while it was read; files over {} MB are not \
+                     rewritten",
+                    MAX_EDIT_BYTES / (1024 * 1024),
+                    MAX_EDIT_BYTES / (1024 * 1024)
+                ),
+            ));
+        }
         Ok(Some(Existing {
             bytes,
             metadata: metadata.clone(),

@@ -131,7 +131,11 @@ impl<'a> Expander<'a> {
                 else {
                     return Ok(vec![literal.to_string()]);
                 };
-                let matcher = glob.compile_matcher();
+                // A part too large to compile stays a literal word, as one
+                // globset cannot parse does (compile_matcher would panic).
+                let Ok(matcher) = crate::text::globs::matcher(glob) else {
+                    return Ok(vec![literal.to_string()]);
+                };
                 let dot_ok = part.starts_with('.') || part.starts_with("\\.");
                 for base in &current {
                     let Some(names) = self.listing(base) else {

@@ -5,5 +5,6 @@ pub mod diff;
 pub mod edit;
 pub mod exact;
 pub mod filekind;
+pub mod globs;
 pub mod lines;
 pub mod names;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{GlobBuilder, GlobSet};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -374,7 +374,7 @@ fn relative_pattern(pattern: &str, dir: &Path) -> String {
 /// by default, and the regex then costs more per walked file than the rest
 /// of the match.
 struct PathMatcher {
-    glob: GlobMatcher,
+    glob: GlobSet,
     /// `.ext` when the pattern is `**/*.ext` with an ASCII alphanumeric ext.
     suffix: Option<String>,
     case_sensitive: bool,
@@ -406,14 +406,15 @@ impl PathMatcher {
 }
 
 fn compile(pattern: &str, case_sensitive: bool) -> Result<PathMatcher, ToolError> {
+    crate::text::globs::check_size(pattern)?;
     let glob = GlobBuilder::new(pattern)
         .literal_separator(true)
         .case_insensitive(!case_sensitive)
         .backslash_escape(true)
         .empty_alternates(true)
         .build()
-        .map(|g| g.compile_matcher())
         .map_err(|e| ToolError(format!("Invalid glob pattern \"{pattern}\": {e}")))?;
+    let glob = crate::text::globs::matcher(glob)?;
     let suffix = pattern
         .strip_prefix("**/*.")
         .filter(|ext| !ext.is_empty() && ext.bytes().all(|b| b.is_ascii_alphanumeric()))

@@ -112,14 +112,14 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
 fn name_globs(patterns: &[String]) -> Result<GlobSet, ToolError> {
     let mut set = GlobSetBuilder::new();
     for p in patterns {
+        crate::text::globs::check_size(p)?;
         let glob = GlobBuilder::new(p)
             .literal_separator(true)
             .build()
             .map_err(|e| ToolError(format!("Invalid pattern in 'ignore': {p}: {e}")))?;
         set.add(glob);
     }
-    set.build()
-        .map_err(|e| ToolError(format!("Invalid 'ignore' patterns: {e}")))
+    Ok(crate::text::globs::set(&set)?)
 }
 
 /// One entry shown: its (escaped) name is `names[start..end]`, so a

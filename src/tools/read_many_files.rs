@@ -286,6 +286,7 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
 fn glob_set(patterns: &[String]) -> Result<GlobSet, ToolError> {
     let mut set = GlobSetBuilder::new();
     for p in patterns {
+        crate::text::globs::check_size(p)?;
         let glob = GlobBuilder::new(p.trim_start_matches("./"))
             .literal_separator(true)
             .case_insensitive(true)
@@ -303,8 +304,7 @@ fn glob_set(patterns: &[String]) -> Result<GlobSet, ToolError> {
             set.add(g);
         }
     }
-    set.build()
-        .map_err(|e| ToolError(format!("Invalid glob patterns: {e}")))
+    Ok(crate::text::globs::set(&set)?)
 }
 
 fn is_glob(pattern: &str) -> bool {
@@ -524,7 +524,9 @@ fn glob_in<'g>(
     else {
         return false;
     };
-    let matcher = glob.compile_matcher();
+    let Ok(matcher) = crate::text::globs::matcher(glob) else {
+        return false;
+    };
     let asked = if names_media(pattern) {
         Asked::ByName
     } else {

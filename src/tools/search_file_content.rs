@@ -241,13 +241,17 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
         ),
         None => None,
     };
-    let include = match params.include.as_deref() {
-        Some(pattern) => Some(
-            Include::new(pattern)
-                .map_err(|e| ToolError(format!("Invalid include pattern \"{pattern}\": {e}")))?,
-        ),
-        None => None,
-    };
+    let include =
+        match params.include.as_deref() {
+            Some(pattern) => {
+                // Too long a pattern is refused without being echoed.
+                crate::text::globs::check_size(pattern)?;
+                Some(Include::new(pattern).map_err(|e| {
+                    ToolError(format!("Invalid include pattern \"{pattern}\": {e}"))
+                })?)
+            }
+            None => None,
+        };
     let context = count(params.context);
     let before = count(params.before).or(context).unwrap_or(0);
     let after = count(params.after).or(context).unwrap_or(0);

@@ -244,6 +244,11 @@ impl RawSession {
         assert!(reply["result"]["tools"].is_array(), "{reply}");
     }
 
+    /// The server's process id (for its memory in /proc).
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("the server is running")
+    }
+
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
     }

@@ -66,6 +66,59 @@ async fn a_file_bigger_than_its_size_is_read_only_up_to_the_limit() {
     );
 }
 
+/// Hostile read_many_files requests (a 2 MB list of names to de-duplicate,
+/// 20,000 names of missing files over a 2,000-file tree) run while a ping
+/// is answered within 100 ms, and the session carries on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ping_answers_while_hostile_read_many_files_requests_run() {
+    let dir = Scratch::new();
+    for i in 0..2000 {
+        dir.file(&format!("d{}/f{i}.txt", i % 40), "x\n");
+    }
+    let mut s = RawSession::start(&dir.path).await;
+    // About 2 MB of distinct names each: the de-duplication was quadratic.
+    let many: Vec<String> = (0..200_000).map(|i| format!("n{i:07}")).collect();
+    // Names of missing files: each started a walk of the whole root.
+    let missing: Vec<String> = (0..20_000).map(|i| format!("missing-{i}.txt")).collect();
+    s.send_line(&call(
+        1,
+        "read_many_files",
+        json!({"paths": ["a"], "include": many}),
+    ))
+    .await;
+    s.send_line(&call(2, "read_many_files", json!({"paths": missing})))
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for round in 0..5 {
+        let id = 100 + round;
+        let sent = Instant::now();
+        s.send_line(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}).to_string())
+            .await;
+        loop {
+            let reply = s.read_reply().await;
+            if reply["id"] == id {
+                break;
+            }
+        }
+        let took = sent.elapsed();
+        assert!(
+            took < Duration::from_millis(100),
+            "ping {round} took {took:?} while read_many_files ran"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // Cancelled, the hostile calls stop; the session carries on.
+    for id in [1, 2] {
+        s.send_line(
+            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": id}})
+            .to_string(),
+        )
+        .await;
+    }
+    s.assert_alive(7).await;
+}
+
 /// A glob too large to compile is refused by its size in a short message
 /// (it was a caught panic whose message echoed the whole pattern), by every
 /// tool that takes one, and the server carries on.

@@ -2,10 +2,11 @@
 //! gathered from paths, directories and glob patterns, in path order, with
 //! a report of what was skipped and why.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use rmcp::model::ContentBlock;
@@ -212,6 +213,8 @@ struct Gathered {
     escaped: Escaped,
     /// A walk met directories nested too deeply to open.
     too_deep: bool,
+    /// The budget ran out before every pattern was looked at.
+    timed_out: bool,
 }
 
 impl Gathered {
@@ -269,18 +272,35 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
         exclude,
         default_excludes,
     };
-    let mut patterns = params.paths.clone();
-    for extra in params.include.iter().flatten() {
-        if !patterns.contains(extra) {
-            patterns.push(extra.clone());
-        }
-    }
+    let (paths, include) = (params.paths, params.include.unwrap_or_default());
     let state = ctx.state.clone();
+    // Everything that grows with the request's lists runs on the blocking
+    // pool, stoppable, and within the search budget: a list of a million
+    // names must not hold the protocol thread.
     cancellable(move |stop| {
-        let gathered = gather(&state, &patterns, &rules, stop);
-        Ok(render(&state, gathered))
+        let deadline = Instant::now() + state.config.search_timeout;
+        let patterns = merge_patterns(paths, include);
+        let gathered = gather(&state, &patterns, &rules, stop, deadline);
+        Ok(render(&state, gathered, stop, deadline))
     })
     .await
+}
+
+/// `paths`, then the `include` entries not among them, each once, in
+/// order (linear: the lists come from the request and can be long).
+fn merge_patterns(paths: Vec<String>, include: Vec<String>) -> Vec<String> {
+    let mut seen: HashSet<String> = HashSet::with_capacity(paths.len() + include.len());
+    let mut out = Vec::with_capacity(paths.len() + include.len());
+    for p in paths {
+        seen.insert(p.clone());
+        out.push(p);
+    }
+    for p in include {
+        if seen.insert(p.clone()) {
+            out.push(p);
+        }
+    }
+    out
 }
 
 fn glob_set(patterns: &[String]) -> Result<GlobSet, ToolError> {
@@ -316,21 +336,51 @@ fn is_glob(pattern: &str) -> bool {
 struct PatternResult {
     /// Files it named or matched (kept or skipped for a reason).
     matched: bool,
+    /// The pattern was empty.
+    empty: bool,
+    /// The budget ran out before the pattern was looked at.
+    unvisited: bool,
     /// Why it could not be used, if it never matched.
     refusal: Option<Refusal>,
 }
 
-fn gather(state: &State, patterns: &[String], rules: &Rules, stop: &AtomicBool) -> Gathered {
+/// A pattern to match against walked paths, below one root.
+struct GlobJob {
+    /// The pattern's index in the request's list.
+    index: usize,
+    /// The pattern, relative to the root.
+    rel: String,
+}
+
+fn gather(
+    state: &State,
+    patterns: &[String],
+    rules: &Rules,
+    stop: &AtomicBool,
+    deadline: Instant,
+) -> Gathered {
     let guard = &state.guard;
     let mut out = Gathered::default();
     let mut cache = IgnoreCache::default();
-    for pattern in patterns {
+    let mut results: Vec<PatternResult> = Vec::with_capacity(patterns.len());
+    // Patterns that are not existing paths, by root: matched in one walk
+    // per root and starting directory, not one walk each (20,000 names of
+    // missing files were 20,000 walks of the whole root).
+    let mut jobs: BTreeMap<PathBuf, Vec<GlobJob>> = BTreeMap::new();
+    for (index, pattern) in patterns.iter().enumerate() {
+        let mut result = PatternResult::default();
+        if stop.load(Ordering::Relaxed) || Instant::now() >= deadline {
+            out.timed_out = !stop.load(Ordering::Relaxed);
+            result.unvisited = true;
+            results.push(result);
+            continue;
+        }
         if pattern.trim().is_empty() {
-            out.skip(pattern.clone(), "empty path");
+            result.empty = true;
+            results.push(result);
             continue;
         }
         let raw = pattern.replace('\\', "/");
-        let mut result = PatternResult::default();
         if Path::new(&raw).is_absolute() || raw.starts_with("file://") {
             match guard.resolve(&raw) {
                 Ok(resolved) if resolved.exists() => {
@@ -339,12 +389,10 @@ fn gather(state: &State, patterns: &[String], rules: &Rules, stop: &AtomicBool) 
                 }
                 Ok(resolved) => {
                     // Not there: a glob below the root that holds it.
-                    let root_id = resolved.root();
-                    let root = guard.root_path(root_id).to_path_buf();
+                    let root = guard.root_path(resolved.root()).to_path_buf();
                     if let Ok(rel) = resolved.display().strip_prefix(&root) {
                         let rel = rel.to_string_lossy().into_owned();
-                        result.matched |=
-                            glob_in(guard, &root, &rel, rules, &mut cache, stop, &mut out);
+                        jobs.entry(root).or_default().push(GlobJob { index, rel });
                     }
                 }
                 Err(refusal) => result.refusal = Some(refusal),
@@ -364,23 +412,44 @@ fn gather(state: &State, patterns: &[String], rules: &Rules, stop: &AtomicBool) 
                         result.refusal = Some(refusal);
                     }
                     _ => {
-                        let rel = raw.trim_start_matches("./");
-                        result.matched |=
-                            glob_in(guard, root, rel, rules, &mut cache, stop, &mut out);
+                        let rel = raw.trim_start_matches("./").to_string();
+                        jobs.entry(root.to_path_buf())
+                            .or_default()
+                            .push(GlobJob { index, rel });
                     }
                 }
             }
         }
-        if !result.matched {
-            let why = match result.refusal {
-                Some(Refusal::Outside { .. }) => "outside the workspace roots".to_string(),
-                Some(Refusal::Invalid(m)) => m,
-                Some(Refusal::Unresolvable { reason, .. }) => reason,
-                None if is_glob(&raw) => "no file matches this pattern".to_string(),
-                None => "not found".to_string(),
-            };
-            out.skip(pattern.clone(), why);
+        results.push(result);
+    }
+    for (root, jobs) in &jobs {
+        globs_in(
+            guard,
+            root,
+            jobs,
+            rules,
+            &mut cache,
+            stop,
+            deadline,
+            &mut results,
+            &mut out,
+        );
+    }
+    for (pattern, result) in patterns.iter().zip(results) {
+        if result.matched {
+            continue;
         }
+        let raw = pattern.replace('\\', "/");
+        let why = match result.refusal {
+            _ if result.empty => "empty path".to_string(),
+            _ if result.unvisited => "not looked at: the time for this call ran out".to_string(),
+            Some(Refusal::Outside { .. }) => "outside the workspace roots".to_string(),
+            Some(Refusal::Invalid(m)) => m,
+            Some(Refusal::Unresolvable { reason, .. }) => reason,
+            None if is_glob(&raw) => "no file matches this pattern".to_string(),
+            None => "not found".to_string(),
+        };
+        out.skip(pattern.clone(), why);
     }
     out
 }
@@ -504,75 +573,144 @@ fn expand_dir(guard: &Guard, dir: &Path, rules: &Rules, stop: &AtomicBool, out: 
     }
 }
 
-/// A glob pattern relative to `root`, matched case-insensitively against
-/// the paths below it. Returns whether anything matched (ignored files
+/// How one pattern is matched against a walked path (relative to its
+/// root, `/`-separated).
+enum PathTest {
+    /// No glob characters: the path itself, letter case ignored (ASCII, as
+    /// the glob engine ignores it), looked up in a table; the pattern in
+    /// lower case.
+    Literal(String),
+    Glob(GlobSet),
+}
+
+/// One pattern of a walk: its index in the request, how it matches, and
+/// whether the media it finds are read.
+type StartTest = (usize, PathTest, Asked);
+
+/// Glob patterns relative to `root`, matched case-insensitively against
+/// the paths below it, in one walk per starting directory (a pattern's
+/// literal leading directories, when they exist with that spelling; else
+/// the root). Marks each pattern that matched anything (ignored files
 /// included: they are listed as skipped, with the reason).
-fn glob_in<'g>(
+#[allow(clippy::too_many_arguments)]
+fn globs_in<'g>(
     guard: &'g Guard,
     root: &Path,
-    pattern: &str,
+    jobs: &[GlobJob],
     rules: &Rules,
     cache: &mut IgnoreCache<'g>,
     stop: &AtomicBool,
+    deadline: Instant,
+    results: &mut [PatternResult],
     out: &mut Gathered,
-) -> bool {
-    let Ok(glob) = GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .case_insensitive(true)
-        .empty_alternates(true)
-        .build()
-    else {
-        return false;
+) {
+    let Ok(root_resolved) = guard.resolve_absolute(root) else {
+        return;
     };
-    let Ok(matcher) = crate::text::globs::matcher(glob) else {
-        return false;
-    };
-    let asked = if names_media(pattern) {
-        Asked::ByName
-    } else {
-        Asked::Incidentally
-    };
-    // Walk only below the pattern's literal leading directories, if they
-    // exist with that spelling (else from the root: case is ignored).
-    let (prefix, _) = literal_prefix(pattern);
-    let start = match guard.resolve_absolute(&root.join(&prefix)) {
-        Ok(r) if r.is_dir() => r,
-        _ => match guard.resolve_absolute(root) {
-            Ok(r) => r,
-            Err(_) => return false,
-        },
-    };
-    let start_rel = root_relative(guard, start.real());
-    let walk = Walk::new(guard, start.real(), rules.glob_walk.clone());
-    let per_thread = walk.classified(stop, Vec::new, |found, f| {
-        let rel = if start_rel.is_empty() {
-            f.rel.to_string()
+    // Patterns by the directory their walk starts in.
+    let mut by_start: BTreeMap<PathBuf, (Resolved, Vec<StartTest>)> = BTreeMap::new();
+    let mut starts: HashMap<PathBuf, Resolved> = HashMap::new();
+    for job in jobs {
+        let pattern = job.rel.as_str();
+        let test = if is_glob(pattern) {
+            let Ok(glob) = GlobBuilder::new(pattern)
+                .literal_separator(true)
+                .case_insensitive(true)
+                .empty_alternates(true)
+                .build()
+            else {
+                continue;
+            };
+            let Ok(matcher) = crate::text::globs::matcher(glob) else {
+                continue;
+            };
+            PathTest::Glob(matcher)
         } else {
-            format!("{start_rel}/{}", f.rel)
+            PathTest::Literal(pattern.to_ascii_lowercase())
         };
-        if matcher.is_match(&rel) {
-            found.push((f.path.to_path_buf(), rel, f.is_ignored()));
+        let asked = if names_media(pattern) {
+            Asked::ByName
+        } else {
+            Asked::Incidentally
+        };
+        let (prefix, _) = literal_prefix(pattern);
+        let start = starts
+            .entry(prefix.clone())
+            .or_insert_with(|| match guard.resolve_absolute(&root.join(&prefix)) {
+                Ok(r) if r.is_dir() => r,
+                _ => root_resolved.clone(),
+            })
+            .clone();
+        by_start
+            .entry(start.real().to_path_buf())
+            .or_insert_with(|| (start, Vec::new()))
+            .1
+            .push((job.index, test, asked));
+    }
+    let timed_out = AtomicBool::new(false);
+    for (start, tests) in by_start.values() {
+        let mut literals: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut globs: Vec<(usize, &GlobSet)> = Vec::new();
+        for (i, (_, test, _)) in tests.iter().enumerate() {
+            match test {
+                PathTest::Literal(lower) => literals.entry(lower.clone()).or_default().push(i),
+                PathTest::Glob(set) => globs.push((i, set)),
+            }
         }
-        true
-    });
-    out.too_deep |= walk.stopped_too_deep();
-    let mut matched = false;
-    for (path, rel, ignored) in per_thread.into_iter().flatten() {
-        matched = true;
-        if ignored {
-            if rules.exclude.is_match(&rel) {
+        let start_rel = root_relative(guard, start.real());
+        let walk = Walk::new(guard, start.real(), rules.glob_walk.clone());
+        let per_thread = walk.classified(stop, Vec::new, |found, f| {
+            if Instant::now() >= deadline {
+                timed_out.store(true, Ordering::Relaxed);
+                return false;
+            }
+            let rel = if start_rel.is_empty() {
+                f.rel.to_string()
+            } else {
+                format!("{start_rel}/{}", f.rel)
+            };
+            let mut hits: Vec<usize> = literals
+                .get(&rel.to_ascii_lowercase())
+                .cloned()
+                .unwrap_or_default();
+            hits.extend(
+                globs
+                    .iter()
+                    .filter(|(_, set)| set.is_match(&rel))
+                    .map(|(i, _)| *i),
+            );
+            if !hits.is_empty() {
+                found.push((f.path.to_path_buf(), rel, f.is_ignored(), hits));
+            }
+            true
+        });
+        out.too_deep |= walk.stopped_too_deep();
+        for (path, rel, ignored, hits) in per_thread.into_iter().flatten() {
+            let mut asked = Asked::Incidentally;
+            for &i in &hits {
+                let (index, _, by) = &tests[i];
+                if let Some(result) = results.get_mut(*index) {
+                    result.matched = true;
+                }
+                if *by == Asked::ByName {
+                    asked = Asked::ByName;
+                }
+            }
+            if ignored {
+                if rules.exclude.is_match(&rel) {
+                    continue;
+                }
+                let why = cache
+                    .ignored_by(guard, &path, &rules.glob_walk)
+                    .map_or("ignored by .gitignore or .geminiignore", ignored_reason);
+                let shown = out.shown(&path);
+                out.skip(shown, why);
                 continue;
             }
-            let why = cache
-                .ignored_by(guard, &path, &rules.glob_walk)
-                .map_or("ignored by .gitignore or .geminiignore", ignored_reason);
-            let shown = out.shown(&path);
-            out.skip(shown, why);
-            continue;
+            consider(path, &rel, rules, asked, out);
         }
-        consider(path, &rel, rules, asked, out);
     }
-    matched
+    out.timed_out |= timed_out.load(Ordering::Relaxed);
 }
 
 /// The leading components of a relative pattern that hold no glob
@@ -716,17 +854,24 @@ fn failure_reason(e: ReadFailure) -> String {
 }
 
 /// Reads the gathered files (in parallel) and assembles the answer.
-fn render(state: &State, gathered: Gathered) -> Vec<ContentBlock> {
+fn render(
+    state: &State,
+    gathered: Gathered,
+    stop: &AtomicBool,
+    deadline: Instant,
+) -> Vec<ContentBlock> {
     let Gathered {
         files,
         skipped,
         escaped,
         too_deep,
+        timed_out,
     } = gathered;
     let mut skipped: Vec<(String, String)> = skipped.into_iter().collect();
     let mut ordered: Vec<(String, Wanted)> = files.into_iter().collect();
     walk::sort_by_path(&mut ordered, |(s, _)| s);
-    let pieces = read_all(state, &ordered);
+    let late = AtomicBool::new(false);
+    let pieces = read_all(state, &ordered, stop, deadline, &late);
 
     let mut blocks = Vec::new();
     let mut used = 0usize;
@@ -776,6 +921,13 @@ fn render(state: &State, gathered: Gathered) -> Vec<ContentBlock> {
     if too_deep {
         tail.push(TOO_DEEP_NOTE.to_string());
     }
+    if timed_out || late.load(Ordering::Relaxed) {
+        tail.push(format!(
+            "Stopped after {} s, the time a call may take: some patterns or files were not \
+             looked at (listed as skipped). Name fewer files, or narrower patterns.",
+            state.config.search_timeout.as_secs()
+        ));
+    }
     // The list of what was left out follows, each part on its own lines.
     let tail = tail
         .into_iter()
@@ -791,7 +943,25 @@ fn render(state: &State, gathered: Gathered) -> Vec<ContentBlock> {
 }
 
 /// Reads files on a few threads, keeping their order.
-fn read_all(state: &State, files: &[(String, Wanted)]) -> Vec<Piece> {
+/// A file past the budget (or in a cancelled call) is not read: it is
+/// listed as skipped, and `late` says so.
+fn read_all(
+    state: &State,
+    files: &[(String, Wanted)],
+    stop: &AtomicBool,
+    deadline: Instant,
+    late: &AtomicBool,
+) -> Vec<Piece> {
+    let read_one = |state: &State, shown: &str, wanted: &Wanted| {
+        if stop.load(Ordering::Relaxed) || Instant::now() >= deadline {
+            late.store(true, Ordering::Relaxed);
+            return Piece::Skipped {
+                shown: shown.to_string(),
+                why: "not read: the time for this call ran out".to_string(),
+            };
+        }
+        read_one(state, shown, wanted)
+    };
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .min(8);
@@ -803,6 +973,7 @@ fn read_all(state: &State, files: &[(String, Wanted)]) -> Vec<Piece> {
         let handles: Vec<_> = files
             .chunks(chunk)
             .map(|part| {
+                let read_one = &read_one;
                 scope.spawn(move || {
                     part.iter()
                         .map(|(s, w)| read_one(state, s, w))

@@ -156,3 +156,99 @@ async fn several_roots_are_listed_in_the_message() {
         )
     );
 }
+
+/// `path` normalised lexically (`.` and `..` on the spelling), as messages
+/// show a refused path.
+fn lexical(path: &std::path::Path) -> String {
+    let mut out = std::path::PathBuf::from("/");
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::Normal(n) => out.push(n),
+            _ => {}
+        }
+    }
+    out.display().to_string()
+}
+
+/// No answer tells what lies outside (issue 19): for every tool that takes
+/// a path, in both dialects, `X/..` for an outside directory, a missing
+/// name and a file, and a path that goes out and comes back in
+/// (`../outside/D/../../root/inside.txt`, whether or not `D` exists), get
+/// the same answer, byte for byte once the path itself is taken out.
+#[tokio::test]
+async fn no_answer_depends_on_what_lies_outside() {
+    let l = Layout::new();
+    let root = l.root();
+    l.tmp.dir("outside/D");
+    let spellings = [
+        "../outside/D/..",
+        "../outside/missing/..",
+        "../outside/secret.txt/..",
+        "../outside/D/../../root/inside.txt",
+        "../outside/missing/../../root/inside.txt",
+        "../outside/secret.txt/../../root/inside.txt",
+    ];
+    let mut paths: Vec<String> = spellings.iter().map(|s| s.to_string()).collect();
+    paths.extend(spellings.iter().map(|s| format!("{}/{s}", root.display())));
+    for dialect in ["gemini-0.24", "gemini-current"] {
+        let server = Server::start(&[&root], &["--dialect", dialect]).await;
+        for (tool, args) in [
+            ("read_file", json!({"path": "P"})),
+            ("file_read", json!({"path": "P"})),
+            ("write_file", json!({"file_path": "P", "content": "x\n"})),
+            (
+                "replace",
+                json!({"file_path": "P", "old_string": "inside", "new_string": "x"}),
+            ),
+            ("list_directory", json!({"path": "P"})),
+            ("glob", json!({"pattern": "*", "path": "P"})),
+            (
+                "search_file_content",
+                json!({"pattern": "inside", "path": "P"}),
+            ),
+            ("read_many_files", json!({"paths": ["P"]})),
+            ("bash", json!({"command": "ls P"})),
+        ] {
+            let mut answers = std::collections::BTreeMap::new();
+            for path in &paths {
+                let args = serde_json::from_str(
+                    &args
+                        .to_string()
+                        .replace("\"P\"", &json!(path).to_string())
+                        .replace("ls P", &format!("ls {path}")),
+                )
+                .unwrap();
+                let result = server.call(tool, args).await;
+                let text = all_text(&result);
+                assert!(!text.contains(SECRET), "{dialect} {tool} {path}: {text}");
+                assert_ne!(text, "inside\n", "{dialect} {tool} {path} read through");
+                let absolute = if path.starts_with('/') {
+                    std::path::PathBuf::from(path)
+                } else {
+                    root.join(path)
+                };
+                let shown = text
+                    .replace(path.as_str(), "<P>")
+                    .replace(&absolute.display().to_string(), "<P>")
+                    .replace(&lexical(&absolute), "<P>");
+                answers
+                    .entry((result.is_error, shown))
+                    .or_insert_with(Vec::new)
+                    .push(path.clone());
+            }
+            assert_eq!(
+                answers.len(),
+                1,
+                "{dialect} {tool}: the answers differ with what lies outside: {answers:#?}"
+            );
+        }
+        server.assert_alive().await;
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("inside.txt")).unwrap(),
+        "inside\n"
+    );
+}

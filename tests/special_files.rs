@@ -332,6 +332,63 @@ async fn walkers_say_when_a_tree_is_nested_too_deeply_to_walk() {
 
 /// A directory swapped between a real directory and a symlink to an outside
 /// one while walks run: no walker lists what is outside, not even a name.
+/// Sizes and types come from the handle a listing came from (issue 19):
+/// while a directory is swapped for an outward link over and over,
+/// list_directory (gemini-current shows sizes) never shows an outside size
+/// or name under the inside directory, and read_file never answers for a
+/// name that exists only outside (not even "is a directory").
+#[tokio::test]
+async fn listings_never_show_outside_sizes_under_a_swap_race() {
+    let outside = Scratch::new();
+    // Outside: the same name as inside, with a size of its own, and a
+    // directory and a file that exist only there.
+    outside.file("small.txt", "o".repeat(2602));
+    outside.file("OUTSIDE-ONLY.txt", "o".repeat(2602));
+    outside.dir("outside-only-dir");
+    let dir = Scratch::new();
+    dir.file("sw/small.txt", "tiny\n");
+    let (root, target) = (dir.path.clone(), outside.path.clone());
+    let swapper = Swapper::start(move || {
+        let real = root.join("sw");
+        let parked = root.join(".parked");
+        let link = root.join(".link");
+        std::fs::rename(&real, &parked).unwrap();
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        std::fs::rename(&link, &real).unwrap();
+        std::fs::remove_file(&real).unwrap();
+        std::fs::rename(&parked, &real).unwrap();
+    });
+    let server = Server::start(&[&dir.path], &["--dialect", "gemini-current"]).await;
+    let deadline = Instant::now() + Duration::from_secs(4);
+    let mut calls = 0;
+    while Instant::now() < deadline {
+        for (tool, args) in [
+            ("list_directory", json!({"dir_path": "sw"})),
+            ("list_directory", json!({"dir_path": "."})),
+            ("read_file", json!({"file_path": "sw/outside-only-dir"})),
+            ("read_file", json!({"file_path": "sw/OUTSIDE-ONLY.txt"})),
+        ] {
+            let text = answers(&server, tool, args.clone()).await;
+            // read_file echoes the name it was asked for; a listing never
+            // shows an outside name.
+            let leaks: &[&str] = if tool == "read_file" {
+                &["2602", "is a directory", "ooo"]
+            } else {
+                &["2602", "OUTSIDE", "outside-only", "ooo"]
+            };
+            for leak in leaks {
+                assert!(
+                    !text.contains(leak),
+                    "{tool} {args} showed {leak:?} after {calls} calls: {text}"
+                );
+            }
+            calls += 1;
+        }
+    }
+    let rounds = swapper.finish();
+    assert!(rounds > 0 && calls > 0);
+}
+
 #[tokio::test]
 async fn walkers_never_list_a_directory_swapped_for_an_outside_symlink() {
     let outside = Scratch::new();

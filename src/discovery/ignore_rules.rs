@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use crate::fs::guard::{Guard, Listing, entry_metadata};
+use crate::fs::guard::{Guard, Listing};
 
 /// The name of Gemini CLI's own ignore file, honoured at each root.
 pub const GEMINI_IGNORE: &str = ".geminiignore";
@@ -80,7 +80,7 @@ impl<'g> IgnoreSet<'g> {
     /// `.gitignore` of `dir` and of each parent up to the work tree's top).
     pub fn dir_rules(&self, dir: &Path) -> DirRules {
         let top = if self.respect_git {
-            find_git_root(dir)
+            find_git_root(self.guard, dir)
         } else {
             None
         };
@@ -107,7 +107,7 @@ impl<'g> IgnoreSet<'g> {
                 ..parent.clone()
             };
         }
-        if self.respect_git && entry_metadata(&dir.join(".git")).is_some() {
+        if self.respect_git && self.guard.has_entry(&dir.join(".git")) {
             // A work tree of its own starts here.
             return self.repo_top_rules(dir);
         }
@@ -232,9 +232,9 @@ impl<'g> IgnoreSet<'g> {
 
 /// The top of the git work tree containing `dir` (a directory holding
 /// `.git`), if any.
-pub fn find_git_root(dir: &Path) -> Option<PathBuf> {
+pub fn find_git_root(guard: &Guard, dir: &Path) -> Option<PathBuf> {
     dir.ancestors()
-        .find(|a| entry_metadata(&a.join(".git")).is_some())
+        .find(|a| guard.has_entry(&a.join(".git")))
         .map(Path::to_path_buf)
 }
 

@@ -64,6 +64,11 @@ pub struct RootId(usize);
 struct Root {
     path: PathBuf,
     dir: DirHandle,
+    /// The spelling the root was given in, made absolute, when it differs
+    /// from `path` (it goes through a link): requests may spell paths
+    /// beneath it.
+    #[cfg(unix)]
+    alias: Option<PathBuf>,
     /// The root as Windows compares paths (case-insensitively).
     #[cfg(windows)]
     win: super::winpath::WinPath,
@@ -483,6 +488,18 @@ impl Guard {
         Ok((dir, file_name.to_os_string()))
     }
 
+    /// Whether there is an entry at `path` (a symlink counts as itself;
+    /// nothing is followed, nothing opened but its directory): the probe
+    /// for `.git`. Asked of a handle of the directory that holds it, opened
+    /// beneath its root with no symlink followed (above the roots, from
+    /// `/` with none followed); false for anything outside the roots and
+    /// their ancestors, whatever is there. There is no door that asks by
+    /// path: a directory swapped for an outward link would answer for the
+    /// outside.
+    pub fn has_entry(&self, path: &Path) -> bool {
+        self.sys_has_entry(path)
+    }
+
     /// The root a resolved path lies in, and the path relative to it.
     fn root_and_rel<'a>(&'a self, resolved: &'a Resolved) -> io::Result<(RootId, &'a Path)> {
         let rel = sys::beneath(&resolved.real, self.root_path(resolved.root))
@@ -543,13 +560,6 @@ pub enum EntryKind {
     Symlink,
     /// A FIFO, socket or device.
     Special,
-}
-
-/// The metadata of `path` itself (a symlink is not followed), or None if it
-/// cannot be read. Reads no content and cannot block, so it is safe
-/// anywhere; used to probe for `.git` and for the sizes list_directory shows.
-pub fn entry_metadata(path: &Path) -> Option<Metadata> {
-    std::fs::symlink_metadata(path).ok()
 }
 
 fn outside_error() -> io::Error {

@@ -287,6 +287,11 @@ pub struct RawEntries {
 }
 
 impl RawEntries {
+    /// The directory's handle, for lookups relative to it.
+    pub fn dir(&self) -> &File {
+        &self.dir
+    }
+
     pub fn new(dir: File) -> RawEntries {
         RawEntries {
             dir,

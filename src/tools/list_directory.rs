@@ -12,7 +12,7 @@ use serde::Deserialize;
 use super::filters::{DIR_AND_FILTERS, FileFilteringOptions, IgnoreSwitches, NestedSwitches};
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::discovery::walk::{self, WalkOptions};
-use crate::fs::guard::{EntryKind, Guard, Resolved, entry_metadata};
+use crate::fs::guard::{DirEntries, EntryKind, Guard, Resolved};
 use crate::mcp::params::JsonObject;
 use crate::text::names::{Escaped, escape_name};
 
@@ -146,7 +146,7 @@ fn list(
     let respect_git = options.respect_git_ignore;
     let sizes = state.config.dialect.is_current();
     let (rules, dir_rules) = walk::dir_rules(guard, dir.real(), &options);
-    let reader = guard
+    let mut reader = guard
         .read_dir(dir)
         .map_err(|e| ToolError(format!("Error listing directory: {abs}: {e}")))?;
     let mut entries = Vec::new();
@@ -156,7 +156,7 @@ fn list(
     let mut probe = dir.real().to_path_buf();
     let mut ignored = 0usize;
     let mut escaped = Escaped::default();
-    for item in reader {
+    while let Some(item) = reader.next() {
         let item = item.map_err(|e| ToolError(format!("Error listing directory: {abs}: {e}")))?;
         seen_any = true;
         let name = item.name.as_os_str();
@@ -178,7 +178,7 @@ fn list(
         }
         // gemini-current shows each file's size (a link's: its target's).
         let size = (sizes && !is_dir)
-            .then(|| entry_size(guard, dir, name))
+            .then(|| entry_size(guard, &reader, dir, name))
             .flatten();
         let (shown, shown_escaped) = escape_name(name.as_encoded_bytes());
         escaped.add(shown_escaped);
@@ -232,18 +232,17 @@ fn list(
     super::text(out)
 }
 
-/// The size of a file entry (for a symlink, of its target inside the roots).
-fn entry_size(guard: &Guard, dir: &Resolved, name: &OsStr) -> Option<u64> {
-    let path = dir.real().join(name);
-    let meta = entry_metadata(&path)?;
-    if meta.file_type().is_symlink() {
-        guard
-            .resolve_absolute(&path)
+/// The size of a file entry (for a symlink, of its target inside the
+/// roots), asked of the handle the listing came from, never by path.
+fn entry_size(guard: &Guard, reader: &DirEntries, dir: &Resolved, name: &OsStr) -> Option<u64> {
+    match reader.stat_entry(name)? {
+        (EntryKind::Symlink, _) => guard
+            .resolve_absolute(&dir.real().join(name))
             .ok()?
             .metadata()
-            .map(|m| m.len())
-    } else {
-        Some(meta.len())
+            .map(|m| m.len()),
+        (EntryKind::Directory, _) => None,
+        (EntryKind::File | EntryKind::Special, len) => Some(len),
     }
 }
 

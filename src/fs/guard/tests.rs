@@ -116,6 +116,36 @@ fn rule3_dotdot_escapes_are_refused() {
 }
 
 #[test]
+fn nothing_outside_is_looked_at() {
+    let t = Tree::new();
+    fs::create_dir(t.base.join("outside/D")).unwrap();
+    let g = t.guard();
+    // `X/..` is the same refusal whether X is a directory, a file or
+    // missing, and so is a path that goes out and comes back in.
+    for path in [
+        "../outside/D/..",
+        "../outside/missing/..",
+        "../outside/secret/..",
+        "../outside/D/../../root/file.txt",
+        "../outside/missing/../../root/file.txt",
+        "../outside/secret/../../root/file.txt",
+        "sub/../../outside/D/../../root/file.txt",
+    ] {
+        assert_eq!(outside_why(g.resolve(path)), OutsideWhy::Resolved, "{path}");
+    }
+    // A link inside that goes out and back in is refused too.
+    symlink(
+        "../outside/D/../../root/file.txt",
+        t.root.join("round_trip"),
+    )
+    .unwrap();
+    assert_eq!(
+        outside_why(g.resolve("round_trip")),
+        OutsideWhy::SymlinkLeaves
+    );
+}
+
+#[test]
 fn rule4_sibling_with_the_same_prefix_is_outside() {
     let t = Tree::new();
     let g = t.guard();
@@ -207,9 +237,11 @@ fn dangling_and_looping_symlinks_are_refused() {
         outside_why(g.resolve("dangling_in")),
         OutsideWhy::SymlinkDangles
     );
+    // A link out is refused as leaving before anything outside is looked
+    // at: whether its target exists is never asked.
     assert_eq!(
         outside_why(g.resolve("dangling_out")),
-        OutsideWhy::SymlinkDangles
+        OutsideWhy::SymlinkLeaves
     );
     assert_eq!(
         outside_why(g.resolve("dangling_dotdot")),

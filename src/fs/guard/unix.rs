@@ -13,6 +13,7 @@ use std::ffi::{OsStr, OsString};
 use std::fs::{File, Metadata};
 use std::io;
 use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStringExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::Ordering;
 
@@ -38,7 +39,14 @@ pub(super) fn open_root(given: &Path) -> Result<Root, RootError> {
         return Err(RootError::NotADirectory(given.to_path_buf()));
     }
     let dir = open_dir_handle(&path).map_err(|e| RootError::Io(given.to_path_buf(), e))?;
-    Ok(Root { path, dir })
+    // The spelling the root was given in (`/tmp/r` for `/private/tmp/r`),
+    // if it differs: requests may use it, and resolution must not look at
+    // the links on it, which lie outside the root.
+    let alias = std::path::absolute(given)
+        .ok()
+        .map(|a| normalize_lexically(&a))
+        .filter(|a| *a != path);
+    Ok(Root { path, dir, alias })
 }
 
 /// Whether this kernel is expected to open a path beneath a handle in one
@@ -98,22 +106,25 @@ pub(super) fn same_name(name: &OsStr, wanted: &str) -> bool {
 impl Guard {
     pub(super) fn sys_resolve_absolute(&self, absolute: &Path) -> Result<Resolved, Refusal> {
         let display = normalize_lexically(absolute);
+        let unaliased = self.unalias(absolute);
+        let absolute = unaliased.as_deref().unwrap_or(absolute);
         if let Some(fast) = self.resolve_without_symlinks(absolute, &display) {
             return Ok(fast);
         }
         let mut hops = 0;
-        let (real, meta) = self
+        let reached = self
             .resolve_real(absolute, &mut hops)
             .map_err(|fault| fault.into_refusal(&display))?;
+        let real = reached.path;
         let Some(root) = self.root_of(&real) else {
             return Err(Refusal::Outside {
                 display,
                 why: OutsideWhy::Resolved,
             });
         };
-        let existence = match meta {
-            Some(m) => Existence::Exists(m),
-            None => Existence::Missing,
+        let existence = match reached.leaf {
+            Leaf::Dir(Some(m)) | Leaf::Other(m) => Existence::Exists(m),
+            Leaf::Dir(None) | Leaf::Missing => Existence::Missing,
         };
         Ok(Resolved {
             display,
@@ -186,94 +197,182 @@ impl Guard {
         })
     }
 
-    /// Follows the path like the kernel does, one component at a time.
-    /// Returns the real path and, if it exists, its metadata.
-    fn resolve_real(
-        &self,
-        absolute: &Path,
-        hops: &mut usize,
-    ) -> Result<(PathBuf, Option<Metadata>), Fault> {
+    /// `absolute` with the spelling a root was given in (a path through a
+    /// link, such as macOS's `/tmp`) replaced by the root's real path; None
+    /// when it is not spelled beneath such an alias.
+    fn unalias(&self, absolute: &Path) -> Option<PathBuf> {
+        self.roots.iter().find_map(|r| {
+            let rest = absolute.strip_prefix(r.alias.as_ref()?).ok()?;
+            Some(r.path.join(rest))
+        })
+    }
+
+    pub(super) fn sys_has_entry(&self, path: &Path) -> bool {
+        use rustix::fs::{AtFlags, OFlags};
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            return false;
+        };
+        if !self.may_look_at(parent) {
+            return false;
+        }
+        let dir = match self.root_of(parent) {
+            Some(id) => {
+                let (Some(root), Some(rel)) =
+                    (self.roots.get(id.0), beneath(parent, self.root_path(id)))
+                else {
+                    return false;
+                };
+                self.open_fd_beneath(root, rel, ReadKind::Directory)
+            }
+            None => open_absolute_nofollow(parent, dir_handle_flags() | OFlags::NOFOLLOW),
+        };
+        dir.is_ok_and(|dir| rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW).is_ok())
+    }
+
+    /// Whether resolution may look at `path`: inside a root, or a directory
+    /// on the way to one (an ancestor of a root). Anything else is outside,
+    /// and is never looked at: whether it exists, is a file or a directory
+    /// must not change the answer (`outside/X/..` and
+    /// `../outside/D/../../root/a.txt` are refused alike, whatever lies
+    /// there).
+    fn may_look_at(&self, path: &Path) -> bool {
+        self.roots
+            .iter()
+            .any(|r| path.starts_with(&r.path) || r.path.starts_with(path))
+    }
+
+    /// Follows the path like the kernel does, one component at a time,
+    /// each looked up relative to the handle of the directory before it
+    /// (never by the whole path, so a directory swapped for a link on the
+    /// way cannot show what lies behind the link). A step that would leave
+    /// the roots and their ancestors is refused before it is taken.
+    fn resolve_real(&self, absolute: &Path, hops: &mut usize) -> Result<Reached, Fault> {
         let mut queue: VecDeque<Step> = absolute.components().filter_map(Step::from).collect();
         // Fast start: a path spelled beneath a canonical root needs no look at
         // the root's ancestors (the root itself holds no symlinks).
-        let mut cur = PathBuf::from("/");
-        if let Some(root) = self.spelled_root(absolute, &queue) {
-            cur = self.root_path(root).to_path_buf();
-            let skip = cur.components().filter_map(Step::from).count();
-            queue.drain(..skip);
-        }
-        let mut meta: Option<Metadata> = None;
+        let (mut path, first) = match self.spelled_root(absolute, &queue) {
+            Some(id) => {
+                let root = self
+                    .roots
+                    .get(id.0)
+                    .ok_or_else(|| Fault::Io(io::Error::other("unknown root")))?;
+                let skip = root.path.components().filter_map(Step::from).count();
+                queue.drain(..skip);
+                let dir = root.dir.try_clone().map_err(Fault::Io)?;
+                (root.path.clone(), dir)
+            }
+            None => (
+                PathBuf::from("/"),
+                open_dir_handle(Path::new("/")).map_err(Fault::Io)?,
+            ),
+        };
+        // Handles of the directories on `path`, the first `/` or a root;
+        // the last is `path` itself unless `leaf` is `Other`.
+        let mut dirs = vec![first];
+        let mut leaf = Leaf::Dir(None);
 
         while let Some(step) = queue.pop_front() {
             let name = match step {
                 Step::Up => {
-                    if meta.as_ref().is_some_and(|m| !m.is_dir()) {
+                    if matches!(leaf, Leaf::Other(_)) {
                         return Err(Fault::Io(io::Error::from_raw_os_error(libc_enotdir())));
                     }
-                    cur.pop();
-                    meta = None;
+                    if path.pop() {
+                        if dirs.len() > 1 {
+                            dirs.pop();
+                        } else if let Some(base) = dirs.first_mut() {
+                            // `/` or a root: its parent is its real one.
+                            *base = rustix::fs::openat(
+                                &*base,
+                                "..",
+                                dir_handle_flags(),
+                                rustix::fs::Mode::empty(),
+                            )
+                            .map_err(|e| Fault::Io(e.into()))?;
+                        }
+                    }
+                    leaf = Leaf::Dir(None);
                     continue;
                 }
                 Step::Name(name) => name,
             };
-            if let Some(m) = &meta
-                && !m.is_dir()
-            {
+            if matches!(leaf, Leaf::Other(_)) {
                 // A file used as a directory: nothing can exist below it.
-                return Ok((join_missing(cur, name, queue)?, None));
+                return Ok(Reached::missing(join_missing(path, name, queue)?));
             }
-            let candidate = cur.join(&name);
-            match std::fs::symlink_metadata(&candidate) {
-                Ok(m) if m.file_type().is_symlink() => {
+            let candidate = path.join(&name);
+            if !self.may_look_at(&candidate) {
+                return Err(Fault::Outside(OutsideWhy::Resolved));
+            }
+            let top = dirs
+                .last()
+                .ok_or_else(|| Fault::Io(io::Error::other("no directory handle")))?;
+            match look_at(top, &name, &candidate) {
+                Ok(Entry::Symlink) => {
                     *hops += 1;
                     if *hops > MAX_SYMLINK_HOPS {
                         return Err(Fault::Outside(OutsideWhy::SymlinkLoops));
                     }
-                    let target = std::fs::read_link(&candidate).map_err(Fault::Io)?;
+                    let target = rustix::fs::readlinkat(top, name.as_os_str(), Vec::new())
+                        .map_err(|e| Fault::Io(e.into()))?;
+                    let target = PathBuf::from(std::ffi::OsString::from_vec(target.into_bytes()));
                     let target = if target.is_absolute() {
                         target
                     } else {
-                        cur.join(target)
+                        path.join(target)
                     };
-                    let link_inside = self.contains(&cur);
-                    let (resolved, target_meta) = match self.resolve_real(&target, hops) {
+                    let link_inside = self.contains(&path);
+                    let reached = match self.resolve_real(&target, hops) {
                         Err(Fault::UpAfterMissing) => {
                             return Err(Fault::Outside(OutsideWhy::SymlinkDangles));
                         }
+                        Err(Fault::Outside(OutsideWhy::Resolved)) => {
+                            return Err(Fault::Outside(OutsideWhy::SymlinkLeaves));
+                        }
                         other => other?,
                     };
-                    let Some(target_meta) = target_meta else {
+                    if matches!(reached.leaf, Leaf::Missing) {
                         return Err(Fault::Outside(OutsideWhy::SymlinkDangles));
-                    };
-                    if link_inside && !self.contains(&resolved) {
+                    }
+                    if link_inside && !self.contains(&reached.path) {
                         return Err(Fault::Outside(OutsideWhy::SymlinkLeaves));
                     }
-                    cur = resolved;
-                    meta = Some(target_meta);
+                    path = reached.path;
+                    dirs = reached.dirs;
+                    leaf = reached.leaf;
                 }
-                Ok(m) => {
-                    cur = candidate;
-                    meta = Some(m);
+                Ok(Entry::Dir(fd, m)) => {
+                    path = candidate;
+                    dirs.push(fd);
+                    leaf = Leaf::Dir(Some(m));
+                }
+                Ok(Entry::Other(m)) => {
+                    path = candidate;
+                    leaf = Leaf::Other(m);
                 }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    return Ok((join_missing(cur, name, queue)?, None));
+                    return Ok(Reached::missing(join_missing(path, name, queue)?));
                 }
                 Err(e) => return Err(Fault::Io(e)),
             }
         }
-        if meta.is_none() {
-            // The path ended at "/" or after "..": look at what we reached.
-            meta = Some(std::fs::symlink_metadata(&cur).map_err(Fault::Io)?);
+        if let Leaf::Dir(None) = leaf {
+            // The path ended at "/", a root or after "..": what we reached.
+            let top = dirs
+                .last()
+                .ok_or_else(|| Fault::Io(io::Error::other("no directory handle")))?;
+            let file = File::from(top.try_clone().map_err(Fault::Io)?);
+            leaf = Leaf::Dir(Some(file.metadata().map_err(Fault::Io)?));
         }
         // `file/` and `file/.` name a directory; the kernel refuses them.
         let spelled_as_dir = {
             let bytes = absolute.as_os_str().as_encoded_bytes();
             bytes.ends_with(b"/") || bytes.ends_with(b"/.")
         };
-        if spelled_as_dir && meta.as_ref().is_some_and(|m| !m.is_dir()) {
+        if spelled_as_dir && matches!(leaf, Leaf::Other(_)) {
             return Err(Fault::Io(io::Error::from_raw_os_error(libc_enotdir())));
         }
-        Ok((cur, meta))
+        Ok(Reached { path, dirs, leaf })
     }
 
     /// The canonical root that `absolute` is spelled beneath, if its spelling
@@ -365,6 +464,21 @@ impl DirEntries {
         Ok(DirEntries {
             inner: rustix::fs::Dir::new(dir)?,
         })
+    }
+
+    /// The type and size of entry `name`, asked of the listed directory's
+    /// handle (`fstatat`, a symlink not followed): never by path, so a
+    /// directory swapped for an outward link since the listing cannot lend
+    /// an outside file's size to an inside name.
+    pub fn stat_entry(&self, name: &OsStr) -> Option<(EntryKind, u64)> {
+        let st = rustix::fs::statat(
+            self.inner.fd().ok()?,
+            name,
+            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+        )
+        .ok()?;
+        let kind = kind_of_type(rustix::fs::FileType::from_raw_mode(st.st_mode as _));
+        Some((kind, u64::try_from(st.st_size).ok()?))
     }
 }
 
@@ -880,6 +994,90 @@ pub(super) fn not_regular(meta: &Metadata) -> io::Error {
         io::ErrorKind::InvalidInput,
         format!("it is {what}, which is never opened"),
     )
+}
+
+/// Where a resolution ended: the real path, the handles of the
+/// directories on it, and what it names.
+struct Reached {
+    path: PathBuf,
+    dirs: Vec<OwnedFd>,
+    leaf: Leaf,
+}
+
+impl Reached {
+    fn missing(path: PathBuf) -> Reached {
+        Reached {
+            path,
+            dirs: Vec::new(),
+            leaf: Leaf::Missing,
+        }
+    }
+}
+
+/// What a resolution's path names, as seen through its parent's handle.
+enum Leaf {
+    /// A directory (the last handle is its own); its metadata once known.
+    Dir(Option<Metadata>),
+    /// Anything else but a symlink (the last handle is its parent's).
+    Other(Metadata),
+    /// Nothing.
+    Missing,
+}
+
+/// An entry looked at relative to its directory's handle.
+enum Entry {
+    Symlink,
+    /// A directory, and a handle of it for the next lookups.
+    Dir(OwnedFd, Metadata),
+    Other(Metadata),
+}
+
+/// Looks at entry `name` of directory `dir` without following a symlink.
+/// Linux: an `O_PATH | O_NOFOLLOW` handle of the entry itself (no read
+/// permission needed, nothing opened for reading, a FIFO not waited on),
+/// and its metadata from the handle.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn look_at(dir: &OwnedFd, name: &OsStr, _path: &Path) -> io::Result<Entry> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let file = File::from(rustix::fs::openat(dir, name, flags, Mode::empty())?);
+    let meta = file.metadata()?;
+    Ok(if meta.file_type().is_symlink() {
+        Entry::Symlink
+    } else if meta.is_dir() {
+        Entry::Dir(file.into(), meta)
+    } else {
+        Entry::Other(meta)
+    })
+}
+
+/// Looks at entry `name` of directory `dir` (at `path`) without following
+/// a symlink. Without `O_PATH`: `fstatat` on the handle says what it is; a directory
+/// is opened (`O_NOFOLLOW | O_DIRECTORY`) for its handle and metadata;
+/// anything else gets its metadata by path, kept only if it is the very
+/// entry the handle showed (same device and inode), so a directory swapped
+/// for a link meanwhile cannot lend an outside file's metadata.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn look_at(dir: &OwnedFd, name: &OsStr, path: &Path) -> io::Result<Entry> {
+    use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+    use std::os::unix::fs::MetadataExt;
+    let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
+    match FileType::from_raw_mode(st.st_mode as _) {
+        FileType::Symlink => Ok(Entry::Symlink),
+        FileType::Directory => {
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            let file = File::from(rustix::fs::openat(dir, name, flags, Mode::empty())?);
+            let meta = file.metadata()?;
+            Ok(Entry::Dir(file.into(), meta))
+        }
+        _ => {
+            let meta = std::fs::symlink_metadata(path)?;
+            if meta.dev() != st.st_dev as u64 || meta.ino() != st.st_ino as u64 {
+                return Err(io::Error::other("the entry changed while it was looked at"));
+            }
+            Ok(Entry::Other(meta))
+        }
+    }
 }
 
 /// One component of a path on its way through resolution.

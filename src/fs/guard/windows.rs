@@ -239,6 +239,13 @@ impl Guard {
 
     /// Makes a decoded request path absolute against the primary root,
     /// refusing what Windows would not open as spelled.
+    /// Whether there is an entry at `path` (a link counts as itself).
+    /// Windows resolves `..` on the spelling, so no outside directory is
+    /// looked at on the way; the entry itself is asked for by path.
+    pub(super) fn sys_has_entry(&self, path: &Path) -> bool {
+        std::fs::symlink_metadata(path).is_ok()
+    }
+
     pub(super) fn sys_absolute(&self, decoded: &str) -> Result<PathBuf, Refusal> {
         let spelled = winpath::from_uri_path(decoded);
         let path = winpath::parse(spelled, self.primary_win(), Names::Request)
@@ -439,6 +446,28 @@ impl DirEntries {
         Ok(DirEntries {
             inner: nt::RawEntries::new(dir),
         })
+    }
+
+    /// The type and size of entry `name`, opened relative to the listed
+    /// directory's handle with no link followed: never by path.
+    pub fn stat_entry(&self, name: &OsStr) -> Option<(EntryKind, u64)> {
+        let file = nt::open_relative(
+            self.inner.dir(),
+            name,
+            nt::FILE_READ_ATTRIBUTES,
+            nt::FILE_OPEN,
+            nt::FILE_OPEN_REPARSE_POINT,
+        )
+        .ok()?;
+        let meta = file.metadata().ok()?;
+        let kind = if meta.file_type().is_symlink() {
+            EntryKind::Symlink
+        } else if meta.is_dir() {
+            EntryKind::Directory
+        } else {
+            EntryKind::File
+        };
+        Some((kind, meta.len()))
     }
 }
 

@@ -54,6 +54,8 @@ fn temp_name() -> String {
 /// before its content was read.
 #[derive(Clone, Copy)]
 pub struct Previous<'a> {
+    /// Read for its extended attributes, which only Linux copies.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub file: &'a File,
     pub metadata: &'a Metadata,
 }
@@ -70,6 +72,8 @@ pub enum Replacing<'a> {
     Read(Previous<'a>),
     /// Whatever is there, unchecked: for the server's own copies put back
     /// over what a command left (`fs/protected`), which set their own mode.
+    /// Unix only, as that check is.
+    #[cfg_attr(windows, allow(dead_code))]
     Whatever,
 }
 

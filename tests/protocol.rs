@@ -124,6 +124,8 @@ async fn every_tool_has_a_flat_documented_schema_title_and_annotations() {
             .as_ref()
             .unwrap_or_else(|| panic!("{} has no annotations", tool.name));
         assert_eq!(ann.open_world_hint, Some(false), "{}", tool.name);
+        // bash too: this server's bash mode is the default, read-only
+        // (`bash_annotations_follow_the_mode` tries the others).
         let read_only = matches!(
             tool.name.as_ref(),
             "read_file"
@@ -132,6 +134,7 @@ async fn every_tool_has_a_flat_documented_schema_title_and_annotations() {
                 | "search_file_content"
                 | "read_many_files"
                 | "file_read"
+                | "bash"
         );
         assert_eq!(ann.read_only_hint, Some(read_only), "{}", tool.name);
         if matches!(tool.name.as_ref(), "write_file" | "replace") {

@@ -131,33 +131,88 @@ const AFTERCARE_TIME: Duration = Duration::from_secs(120);
 #[cfg(unix)]
 const DROPPED_CALL_GRACE: Duration = Duration::from_secs(5);
 
-/// The survey taken before a writable call, and the check after it. If
-/// the call is dropped before it checks (a cancelled request whose future
-/// the dispatcher drops), the check runs all the same, on a thread of its
-/// own, once the call's processes are gone.
+/// What the protection of the roots keeps between calls (see
+/// `fs/protected.rs`).
+///
+/// Writable lines that overlap in time form an *episode*: its baseline is
+/// the survey taken when the first of them started, and every line of the
+/// episode is checked against it. So a line cannot pass off what another
+/// line of the episode planted as the user's, however they interleave, and
+/// lines still run side by side.
 #[cfg(unix)]
-struct Aftercare {
-    survey: Option<Survey>,
-    unprotected: crate::fs::protected::Unprotected,
-    /// Where the check leaves the survey it took, for the next call's.
-    last: LastSurvey,
-    /// Held from the survey to the end of the check: writable lines run
-    /// one at a time, so what one leaves is checked before the next one's
-    /// survey could take it for the user's.
-    exclusive: Option<tokio::sync::OwnedMutexGuard<()>>,
-    /// Set when a check could not be done: no writable line runs after.
-    poisoned: Arc<std::sync::atomic::AtomicBool>,
+#[derive(Debug, Default)]
+struct Protection {
+    /// Held while an episode's first survey is taken.
+    starting: tokio::sync::Mutex<()>,
+    episode: std::sync::Mutex<Episode>,
+    /// The latest survey: the next one lists again only the directories
+    /// whose ctime moved since it began.
+    last: std::sync::Mutex<Option<Arc<Survey>>>,
+    /// A check could not be done: writable lines are refused from then on.
+    poisoned: std::sync::atomic::AtomicBool,
 }
 
-/// The latest survey of the roots: the next one lists again only the
-/// directories whose ctime moved since it began.
 #[cfg(unix)]
-type LastSurvey = Arc<std::sync::Mutex<Option<Arc<Survey>>>>;
+#[derive(Debug, Default)]
+struct Episode {
+    in_flight: usize,
+    baseline: Option<Arc<Survey>>,
+}
+
+#[cfg(unix)]
+impl Protection {
+    fn poison(&self) {
+        self.poisoned
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn episode(&self) -> std::sync::MutexGuard<'_, Episode> {
+        self.episode.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Keeps the survey a check took, for the next survey to start from.
+    fn keep_last(&self, now: Option<Survey>) {
+        match now {
+            Some(now) => *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(now)),
+            None => self.poison(),
+        }
+    }
+}
+
+/// One writable line's place in its episode; leaving ends the episode when
+/// it was the last.
+#[cfg(unix)]
+#[derive(Debug)]
+struct InFlight(Arc<Protection>);
+
+#[cfg(unix)]
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut episode = self.0.episode();
+        episode.in_flight = episode.in_flight.saturating_sub(1);
+        if episode.in_flight == 0 {
+            episode.baseline = None;
+        }
+    }
+}
+
+/// The baseline a writable line is checked against, and the check after
+/// it. If the line is dropped before it checks (a cancelled request whose
+/// future the dispatcher drops), the check runs all the same, on a thread
+/// of its own, once the line's processes are gone; the episode lasts until
+/// then.
+#[cfg(unix)]
+struct Aftercare {
+    baseline: Option<Arc<Survey>>,
+    unprotected: crate::fs::protected::Unprotected,
+    protection: Arc<Protection>,
+    in_flight: Option<InFlight>,
+}
 
 #[cfg(unix)]
 impl Aftercare {
     fn protect(&self) -> sandbox::Protect {
-        self.survey
+        self.baseline
             .as_ref()
             .map(|s| sandbox::Protect {
                 pinned: s.pinned(),
@@ -166,58 +221,49 @@ impl Aftercare {
             .unwrap_or_default()
     }
 
-    fn poison(&self) {
-        self.poisoned
-            .store(true, std::sync::atomic::Ordering::SeqCst);
-    }
-
-    /// Walks the roots again, undoes what the call left, and says so.
+    /// Walks the roots again, undoes what the line (or another of its
+    /// episode) left, and says so.
     async fn check(mut self, guard: &Guard) -> Vec<String> {
-        let last = self.last.clone();
-        let Some(survey) = self.survey.take() else {
+        let Some(baseline) = self.baseline.take() else {
             return Vec::new();
         };
         let unprotected = self.unprotected.clone();
         let found = tokio::task::spawn_blocking(move || {
             let started = Instant::now();
-            let found = survey.check_after(&unprotected, Instant::now() + AFTERCARE_TIME);
+            let found = baseline.check_after(&unprotected, Instant::now() + AFTERCARE_TIME);
             tracing::debug!(
                 "bash: the check after the call took {:?}",
                 started.elapsed()
             );
             found
         })
-        .await
-        .unwrap_or_default();
-        let (found, now) = found;
-        match now {
-            Some(now) => *last.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(now)),
-            None => self.poison(),
-        }
-        let lines: Vec<String> = found
+        .await;
+        let Ok((found, now)) = found else {
+            self.protection.poison();
+            return vec!["the check of what the command left behind failed".into()];
+        };
+        self.protection.keep_last(now);
+        found
             .iter()
             .map(|f| f.describe(|p| guard.relative_display(p)))
-            .collect();
-        lines
+            .collect()
     }
 }
 
 #[cfg(unix)]
 impl Drop for Aftercare {
     fn drop(&mut self) {
-        if let Some(survey) = self.survey.take() {
+        if let Some(baseline) = self.baseline.take() {
             let unprotected = self.unprotected.clone();
-            // The next writable line waits for this check.
-            let exclusive = self.exclusive.take();
-            let poisoned = self.poisoned.clone();
+            let protection = self.protection.clone();
+            // The episode lasts until this check is done.
+            let in_flight = self.in_flight.take();
             std::thread::spawn(move || {
                 std::thread::sleep(DROPPED_CALL_GRACE);
                 let (found, now) =
-                    survey.check_after(&unprotected, Instant::now() + AFTERCARE_TIME);
-                if now.is_none() {
-                    poisoned.store(true, std::sync::atomic::Ordering::SeqCst);
-                }
-                drop(exclusive);
+                    baseline.check_after(&unprotected, Instant::now() + AFTERCARE_TIME);
+                protection.keep_last(now);
+                drop(in_flight);
                 for finding in found {
                     tracing::warn!(
                         "bash: after a cancelled call: {}",
@@ -245,17 +291,9 @@ pub struct Shell {
     /// from its configuration check to its end: what was checked is what
     /// git reads.
     writes: Arc<WriteGate>,
-    /// The latest survey of the protected set, for the next one to start
-    /// from.
+    /// What protecting the roots keeps between writable lines.
     #[cfg(unix)]
-    last_survey: LastSurvey,
-    /// Writable lines run one at a time (see [`Aftercare`]).
-    #[cfg(unix)]
-    writable_lines: Arc<tokio::sync::Mutex<()>>,
-    /// A check after a line could not be done: writable lines are refused
-    /// from then on.
-    #[cfg(unix)]
-    poisoned: Arc<std::sync::atomic::AtomicBool>,
+    protection: Arc<Protection>,
 }
 
 impl Shell {
@@ -271,11 +309,7 @@ impl Shell {
             turns: tokio::sync::Semaphore::new(MAX_CONCURRENT_CALLS),
             writes,
             #[cfg(unix)]
-            last_survey: LastSurvey::default(),
-            #[cfg(unix)]
-            writable_lines: Arc::default(),
-            #[cfg(unix)]
-            poisoned: Arc::default(),
+            protection: Arc::default(),
         }
     }
 
@@ -423,7 +457,11 @@ impl Shell {
     /// call does not run.
     #[cfg(unix)]
     async fn survey(&self, guard: &Guard, deadline: Instant) -> Result<Aftercare, String> {
-        if self.poisoned.load(std::sync::atomic::Ordering::SeqCst) {
+        let protection = &self.protection;
+        if protection
+            .poisoned
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
             return Err(
                 "The command did not run: an earlier command's check of what it left \
                  behind could not be done, so no command that may write runs until the \
@@ -432,38 +470,47 @@ impl Shell {
                     .into(),
             );
         }
-        let exclusive = tokio::select! {
-            guard = self.writable_lines.clone().lock_owned() => guard,
-            () = tokio::time::sleep_until(deadline.into()) => {
-                return Err("The command did not run: other commands that may write held the \
-                     roots until the time limit."
-                    .into());
-            }
+        let unprotected = guard.unprotected().clone();
+        let aftercare = |baseline: Arc<Survey>| Aftercare {
+            baseline: Some(baseline),
+            unprotected: unprotected.clone(),
+            protection: protection.clone(),
+            in_flight: Some(InFlight(protection.clone())),
         };
+        let _starting = protection.starting.lock().await;
+        {
+            let mut episode = protection.episode();
+            if episode.in_flight > 0
+                && let Some(baseline) = episode.baseline.clone()
+            {
+                episode.in_flight += 1;
+                return Ok(aftercare(baseline));
+            }
+        }
         let copies = !self.executor.protects_by_mount().await;
         let roots: Vec<PathBuf> = guard.roots().map(Path::to_path_buf).collect();
-        let unprotected = guard.unprotected().clone();
-        let last = self
-            .last_survey
+        let last = protection
+            .last
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
+        let walk_unprotected = unprotected.clone();
         let taken = tokio::task::spawn_blocking(move || {
             let started = Instant::now();
-            let taken = Survey::take(&roots, &unprotected, copies, deadline, last.as_deref());
+            let taken = Survey::take(&roots, &walk_unprotected, copies, deadline, last.as_deref());
             tracing::debug!("bash: the survey took {:?}", started.elapsed());
-            taken.map(|s| (s, unprotected))
+            taken
         })
         .await
         .map_err(|e| format!("surveying the roots failed: {e}"))?;
         match taken {
-            Ok((survey, unprotected)) => Ok(Aftercare {
-                survey: Some(survey),
-                unprotected,
-                last: self.last_survey.clone(),
-                exclusive: Some(exclusive),
-                poisoned: self.poisoned.clone(),
-            }),
+            Ok(survey) => {
+                let baseline = Arc::new(survey);
+                let mut episode = protection.episode();
+                episode.in_flight += 1;
+                episode.baseline = Some(baseline.clone());
+                Ok(aftercare(baseline))
+            }
             Err(why) => Err(format!(
                 "The command did not run: {why}. The server checks, before and after each \
                  command that may write, that no command leaves behind what runs outside the \

@@ -102,18 +102,25 @@ impl Project {
     /// at the top. Then no mark may exist.
     fn assert_host_runs_nothing(&self, attack: &str, mode: Mode, answer: &str) {
         let mut dirs = vec![self.root()];
+        let mut links = Vec::new();
         let mut k = 0;
         while k < dirs.len() {
             if let Ok(entries) = std::fs::read_dir(&dirs[k]) {
                 for entry in entries.flatten() {
                     if entry.file_type().is_ok_and(|t| t.is_dir()) {
                         dirs.push(entry.path());
+                    } else if entry.file_type().is_ok_and(|t| t.is_symlink())
+                        && entry.path().is_dir()
+                    {
+                        // A link to a directory: the user may cd through it
+                        // (git is run there, not walked further).
+                        links.push(entry.path());
                     }
                 }
             }
             k += 1;
         }
-        for dir in &dirs {
+        for dir in dirs.iter().chain(&links) {
             self.host_git(dir, &["status"]);
             self.host_git(dir, &["diff"]);
             self.host_git(dir, &["-p", "log", "-1"]);
@@ -304,6 +311,24 @@ const ATTACKS: &[(&str, &str, bool)] = &[
         true,
     ),
     (
+        "a repository hidden in objects, reached through a link",
+        "mkdir -p .git/objects/zz/w && git init -q .git/objects/zz/w && \
+         git -C .git/objects/zz/w config core.fsmonitor 'touch M/hiddenrepo; false' && \
+         ln -s .git/objects/zz/w src",
+        true,
+    ),
+    (
+        "a hooks path whose parent became a link",
+        "mkdir -p elsewhere/hooks && printf '#!/bin/sh\\ntouch M/hookspathlink\\n' > elsewhere/hooks/pre-commit && \
+         chmod +x elsewhere/hooks/pre-commit && mv scripts scripts.old && ln -s elsewhere scripts",
+        true,
+    ),
+    (
+        "a .env that Gemini CLI would load",
+        "echo 'NODE_OPTIONS=--require ./evil.js' > .env",
+        true,
+    ),
+    (
         "a husky hook",
         "mkdir -p .husky && printf '#!/bin/sh\\ntouch M/husky\\n' > .husky/pre-commit && chmod +x .husky/pre-commit",
         false,
@@ -317,6 +342,13 @@ async fn nothing_a_call_plants_runs_when_the_user_runs_git() {
             let project = Project::new();
             if attack.contains("husky") {
                 project.use_husky();
+            }
+            if attack.contains("hooks path") {
+                project.tmp.dir("root/scripts/hooks");
+                project.host_git(
+                    &project.root(),
+                    &["config", "core.hooksPath", "scripts/hooks"],
+                );
             }
             let server = project.server(mode, &[]).await;
             let script = script.replace('M', &project.marks().display().to_string());

@@ -50,6 +50,11 @@ pub use survey::Survey;
 /// entry's exact name anywhere in the roots.
 pub const SETTINGS: &[(&str, &str)] = &[
     (
+        ".env",
+        "Gemini CLI loads it when it starts there, and what it sets (NODE_OPTIONS, say) \
+         reaches every program it starts",
+    ),
+    (
         ".gemini",
         "Gemini CLI starts the MCP servers and runs the hooks its settings name",
     ),

@@ -125,6 +125,8 @@ pub struct Survey {
     began: Option<SystemTime>,
     /// What git configs name as hooks or configuration, while walking.
     config_targets: Vec<PathBuf>,
+    /// The walk ran out of time before it saw every directory.
+    incomplete: bool,
 }
 
 /// A directory as a survey listed it: the entries it looks at, and the
@@ -224,11 +226,13 @@ impl Survey {
             MAX_DIRS
         };
         let mut walked = 0usize;
-        let mut stack: Vec<PathBuf> = roots.to_vec();
+        // Breadth first: should time run out (a chain of directories
+        // thousands deep), what lies near the roots has been seen.
+        let mut queue: std::collections::VecDeque<PathBuf> = roots.iter().cloned().collect();
         // Git directories that a `.git` file or a `commondir` names.
         let mut named: Vec<PathBuf> = Vec::new();
         let mut unlocked = Unlocked::default();
-        while let Some(dir) = stack.pop() {
+        while let Some(dir) = queue.pop_front() {
             walked += 1;
             if walked > max_dirs {
                 return Err(format!(
@@ -237,7 +241,13 @@ impl Survey {
                 ));
             }
             if walked.is_multiple_of(256) && Instant::now() > deadline {
-                return Err("the roots took too long to check for protected files".into());
+                if previous.is_none() {
+                    return Err("the roots took too long to check for protected files".into());
+                }
+                // The check goes on with what it has seen; the server
+                // refuses writable lines from then on.
+                survey.incomplete = true;
+                break;
             }
             let reused = previous.and_then(|p| {
                 let listed = p.listed.get(&dir)?;
@@ -285,18 +295,11 @@ impl Survey {
                     survey.protected.insert(path.clone());
                 }
             }
+            // Git directories are walked whole too: a repository can be
+            // hidden in `objects/` and reached through a link in the work
+            // tree.
             for name in subdirs {
-                // In a git directory only what may hold further git
-                // directories is walked (submodules, worktrees), never its
-                // objects; protected directories are walked for copies.
-                let inside = !git_dir
-                    || matches!(
-                        name.to_str(),
-                        Some("modules" | "worktrees" | "hooks" | "info")
-                    );
-                if inside {
-                    stack.push(dir.join(name));
-                }
+                queue.push_back(dir.join(name));
             }
         }
         // What a `.git` file or a `commondir` names is a git directory
@@ -487,7 +490,16 @@ impl Survey {
                 return (vec![finding], None);
             }
         };
-        let findings = self.undo(&now);
+        let mut findings = self.undo(&now);
+        if now.incomplete {
+            findings.push(Finding {
+                path: self.roots.first().cloned().unwrap_or_default(),
+                did: "made more directories than could be checked in",
+                action: "what was found was undone, what lies deeper was not looked at".into(),
+                why: "no command that may write runs until the server is restarted".into(),
+            });
+            return (findings, None);
+        }
         (findings, Some(now))
     }
 
@@ -617,6 +629,21 @@ impl Survey {
         let mut kinds: Vec<(&PathBuf, &Kind)> = self.kinds.iter().collect();
         kinds.sort();
         for (path, before) in kinds {
+            // A directory on the way swapped for a link (a hooks path's
+            // parent, say) would make the path lead elsewhere, where a
+            // comparison by path sees what it expects: the link goes.
+            if let Some(link) = self.link_on_the_way(path) {
+                findings.push(self.quarantine(
+                    &link,
+                    "replaced",
+                    format!(
+                        "a directory on the way to {} became a link, and git or an editor \
+                         would follow it to what it leads to",
+                        path.display()
+                    ),
+                ));
+                continue;
+            }
             let after = kind_of(path);
             if after == Some(*before) {
                 continue;
@@ -641,7 +668,11 @@ impl Survey {
                     Err(e) => format!("{}; it could not be made again ({e})", finding.action),
                 };
             } else if finding.action.is_empty() {
-                finding.action = "it is put back below if a copy was kept".into();
+                finding.action = if self.copies {
+                    "it is put back from its copy".into()
+                } else {
+                    "it could not be put back".into()
+                };
             }
             findings.push(finding);
         }
@@ -649,6 +680,28 @@ impl Survey {
             findings.extend(self.restore(now));
         }
         findings
+    }
+
+    /// The first directory between `path`'s root and `path` that is a
+    /// link now, if any.
+    fn link_on_the_way(&self, path: &Path) -> Option<PathBuf> {
+        let root = self
+            .roots
+            .iter()
+            .filter(|r| path.starts_with(r))
+            .max_by_key(|r| r.components().count())?;
+        let rel = path.strip_prefix(root).ok()?;
+        let mut on_the_way = root.clone();
+        let parts: Vec<_> = rel.components().collect();
+        for part in &parts[..parts.len().saturating_sub(1)] {
+            on_the_way.push(part);
+            match std::fs::symlink_metadata(&on_the_way) {
+                Ok(meta) if meta.file_type().is_symlink() => return Some(on_the_way),
+                Ok(_) => {}
+                Err(_) => return None,
+            }
+        }
+        None
     }
 
     /// Puts back changed protected files from their copies; new entries
@@ -1055,6 +1108,12 @@ fn set_aside_path(roots: &[PathBuf], path: &Path) -> io::Result<SetAside> {
     };
     match renamed {
         Ok(aside) => Ok(SetAside::Renamed(aside)),
+        // Only where the directory refuses the rename (its rights, which
+        // the owner's could not restore) is the entry removed: any other
+        // failure (a full disk) leaves it, and says so.
+        Err(e) if !matches!(e, rustix::io::Errno::ACCESS | rustix::io::Errno::PERM) => {
+            Err(e.into())
+        }
         Err(e) => {
             let is_dir = rustix::fs::statat(&dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
                 .is_ok_and(|s| {

@@ -54,9 +54,10 @@ fn temp_name() -> String {
 /// before its content was read.
 #[derive(Clone, Copy)]
 pub struct Previous<'a> {
-    /// Read for its extended attributes, which only Linux copies.
+    /// Read for its extended attributes, which only Linux copies; None on
+    /// Windows, which cannot rename over a file that is open.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    pub file: &'a File,
+    pub file: Option<&'a File>,
     pub metadata: &'a Metadata,
 }
 
@@ -679,7 +680,7 @@ mod tests {
             std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode)).unwrap();
             let (file, metadata) = read(&target);
             let previous = Previous {
-                file: &file,
+                file: Some(&file),
                 metadata: &metadata,
             };
             write(
@@ -706,11 +707,19 @@ mod tests {
         let target = dir.path().join("data.txt");
         std::fs::write(&target, "as read").unwrap();
         let (file, metadata) = read(&target);
+        // Windows cannot rename over a file that is open: a write closes
+        // its handle before the rename, and so does this.
+        let file = if cfg!(windows) {
+            drop(file);
+            None
+        } else {
+            Some(file)
+        };
         // Another program renames a new file over it.
         std::fs::write(dir.path().join("other"), "theirs").unwrap();
         std::fs::rename(dir.path().join("other"), &target).unwrap();
         let previous = Previous {
-            file: &file,
+            file: file.as_ref(),
             metadata: &metadata,
         };
         let handle = open_dir(dir.path());
@@ -724,10 +733,18 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "theirs");
         // Or rewrites it in place, same inode, same size.
         let (file, metadata) = read(&target);
+        // Windows cannot rename over a file that is open: a write closes
+        // its handle before the rename, and so does this.
+        let file = if cfg!(windows) {
+            drop(file);
+            None
+        } else {
+            Some(file)
+        };
         std::thread::sleep(Duration::from_millis(20));
         std::fs::write(&target, "THEIRS").unwrap();
         let previous = Previous {
-            file: &file,
+            file: file.as_ref(),
             metadata: &metadata,
         };
         let err = write(
@@ -752,7 +769,7 @@ mod tests {
         std::fs::write(&target, "original content").unwrap();
         let (file, metadata) = read(&target);
         let previous = Previous {
-            file: &file,
+            file: Some(&file),
             metadata: &metadata,
         };
         let err = write_with(
@@ -795,7 +812,7 @@ mod tests {
         std::fs::remove_file(dir.path().join("g")).unwrap();
         std::os::unix::fs::symlink(&victim, dir.path().join("g")).unwrap();
         let previous = Previous {
-            file: &file,
+            file: Some(&file),
             metadata: &metadata,
         };
         let err = write(&handle, OsStr::new("g"), b"mine", Replacing::Read(previous)).unwrap_err();

@@ -67,7 +67,9 @@ pub fn pass_on(previous: Previous<'_>, new: &File) -> io::Result<()> {
     rustix::fs::fchmod(new, rustix::fs::Mode::from_raw_mode(mode as _))
         .map_err(|e| not_kept(format!("mode {mode:04o}"), io::Error::from(e)))?;
     #[cfg(target_os = "linux")]
-    xattrs::copy(previous.file, new)?;
+    if let Some(file) = previous.file {
+        xattrs::copy(file, new)?;
+    }
 
     let now = new.metadata()?;
     if now.uid() != old.uid() || now.gid() != old.gid() {

@@ -512,6 +512,8 @@ mod tests {
         assert_eq!(got, [".husky", "../x.cfg", "y", "z"]);
     }
 
+    // Unix spellings of absolute paths.
+    #[cfg(unix)]
     #[test]
     fn hooks_resolve_against_the_work_tree_and_includes_against_their_config() {
         let g = Path::new("/r/p/.git");
@@ -525,6 +527,7 @@ mod tests {
         assert_eq!(local, Path::new("/r/p/.git/local.gitconfig"));
     }
 
+    #[cfg(unix)]
     #[test]
     fn pointers_resolve_against_their_directory() {
         let base = Path::new("/r/wt");

@@ -109,6 +109,9 @@ impl std::error::Error for Busy {}
 pub struct Held {
     dir: Option<(DirHandle, OsString)>,
     file: Option<(File, Metadata)>,
+    /// Windows: the metadata of the held file once its handle is closed
+    /// for the rename.
+    closed: Option<Metadata>,
 }
 
 impl Held {
@@ -116,7 +119,10 @@ impl Held {
     /// whose writes keep no owner or attributes.
     #[cfg_attr(windows, allow(dead_code))]
     pub fn metadata(&self) -> Option<&Metadata> {
-        self.file.as_ref().map(|(_, metadata)| metadata)
+        self.file
+            .as_ref()
+            .map(|(_, metadata)| metadata)
+            .or(self.closed.as_ref())
     }
 
     /// How many other names the held file has (hard links), which keep the
@@ -213,6 +219,7 @@ pub fn try_hold(guard: &Guard, target: &Target) -> io::Result<Option<Held>> {
             return Ok(Some(Held {
                 dir: None,
                 file: None,
+                closed: None,
             }));
         }
         Err(e) => return Err(e),
@@ -225,6 +232,7 @@ pub fn try_hold(guard: &Guard, target: &Target) -> io::Result<Option<Held>> {
             return Ok(Some(Held {
                 dir: Some((dir, name)),
                 file: None,
+                closed: None,
             }));
         }
         Err(e) => return Err(e.into()),
@@ -252,6 +260,7 @@ pub fn try_hold(guard: &Guard, target: &Target) -> io::Result<Option<Held>> {
             Ok(Some(Held {
                 dir: Some((dir, name)),
                 file: Some((file, metadata)),
+                closed: None,
             }))
         }
         Ok(_) | Err(rustix::io::Errno::NOENT) => Ok(None),
@@ -269,14 +278,26 @@ pub fn try_hold(guard: &Guard, target: &Target) -> io::Result<Option<Held>> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(e),
     };
-    Ok(Some(Held { dir: None, file }))
+    Ok(Some(Held {
+        dir: None,
+        file,
+        closed: None,
+    }))
 }
 
 /// Writes `bytes` to the held target atomically, creating missing parent
 /// directories beneath the root. An existing file passes on its owner,
 /// mode and attributes, must be writable by us, and must still be the file
 /// that was held and read ([`atomic::is_changed`] tells the error).
-pub fn commit(guard: &Guard, target: &Target, bytes: &[u8], held: &Held) -> io::Result<()> {
+pub fn commit(guard: &Guard, target: &Target, bytes: &[u8], held: &mut Held) -> io::Result<()> {
+    // Windows cannot rename over a file that is open, so the held handle
+    // is closed first (it holds no lock there); its metadata is kept for
+    // the check before the rename.
+    #[cfg(windows)]
+    if let Some((file, metadata)) = held.file.take() {
+        drop(file);
+        held.closed = Some(metadata);
+    }
     let opened;
     let (dir, name) = match &held.dir {
         Some((dir, name)) => (dir, name),
@@ -288,7 +309,16 @@ pub fn commit(guard: &Guard, target: &Target, bytes: &[u8], held: &Held) -> io::
     let previous = held
         .file
         .as_ref()
-        .map(|(file, metadata)| Previous { file, metadata });
+        .map(|(file, metadata)| Previous {
+            file: Some(file),
+            metadata,
+        })
+        .or_else(|| {
+            held.closed.as_ref().map(|metadata| Previous {
+                file: None,
+                metadata,
+            })
+        });
     if let Some(previous) = previous {
         atomic::check_writable(dir, name, previous.metadata)?;
     }

@@ -209,11 +209,12 @@ fn attempt(
     let guard = &state.guard;
     let abs = target.abs.clone();
     let held = &mut holding.held;
-    let committed = |bytes: &[u8], held: &writing::Held| match commit(guard, target, bytes, held) {
-        Ok(()) => Ok(None),
-        Err(CommitError::Changed(message)) => Ok(Some(Outcome::Changed(message))),
-        Err(e) => Err(ToolError::from(e)),
-    };
+    let committed =
+        |bytes: &[u8], held: &mut writing::Held| match commit(guard, target, bytes, held) {
+            Ok(()) => Ok(None),
+            Err(CommitError::Changed(message)) => Ok(Some(Outcome::Changed(message))),
+            Err(e) => Err(ToolError::from(e)),
+        };
 
     let Some(existing) = read_existing(held, target)? else {
         if params.old_string.is_empty() {

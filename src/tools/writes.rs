@@ -99,7 +99,7 @@ pub fn commit(
     guard: &Guard,
     target: &Target,
     bytes: &[u8],
-    held: &Held,
+    held: &mut Held,
 ) -> Result<(), CommitError> {
     writing::commit(guard, target, bytes, held).map_err(|e| {
         let message = ToolError(writing::write_error_message(&target.abs, &e));

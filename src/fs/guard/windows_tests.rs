@@ -354,8 +354,8 @@ fn a_dangling_link_is_refused_or_at_least_never_written_through() {
         // replaces the link and nothing appears outside.
         Made::Wine => {
             let target = crate::fs::writing::target(&g, &t.raw("dangling")).unwrap();
-            let held = crate::fs::writing::try_hold(&g, &target).unwrap().unwrap();
-            crate::fs::writing::commit(&g, &target, b"mine", &held).unwrap();
+            let mut held = crate::fs::writing::try_hold(&g, &target).unwrap().unwrap();
+            crate::fs::writing::commit(&g, &target, b"mine", &mut held).unwrap();
             assert!(!t.base.join("outside").join("made_later.txt").exists());
         }
     }
@@ -383,9 +383,9 @@ fn a_directory_swapped_for_a_link_after_the_check_is_not_followed() {
     // A write there goes nowhere outside either.
     let target = crate::fs::writing::target(&g, &t.raw(r"sub\deep\new.rs"));
     if let Ok(target) = target
-        && let Ok(Some(held)) = crate::fs::writing::try_hold(&g, &target)
+        && let Ok(Some(mut held)) = crate::fs::writing::try_hold(&g, &target)
     {
-        let _ = crate::fs::writing::commit(&g, &target, b"mine", &held);
+        let _ = crate::fs::writing::commit(&g, &target, b"mine", &mut held);
     }
     assert!(!t.base.join("outside").join("new.rs").exists());
 }
@@ -440,8 +440,8 @@ fn writes_create_directories_replace_atomically_and_keep_attributes() {
     let t = Tree::new();
     let g = t.guard();
     let target = crate::fs::writing::target(&g, &t.raw(r"new\dirs\f.txt")).unwrap();
-    let held = crate::fs::writing::try_hold(&g, &target).unwrap().unwrap();
-    crate::fs::writing::commit(&g, &target, b"first", &held).unwrap();
+    let mut held = crate::fs::writing::try_hold(&g, &target).unwrap().unwrap();
+    crate::fs::writing::commit(&g, &target, b"first", &mut held).unwrap();
     drop(held);
     let path = t.root.join("new").join("dirs").join("f.txt");
     assert_eq!(fs::read(&path).unwrap(), b"first");
@@ -457,12 +457,12 @@ fn writes_create_directories_replace_atomically_and_keep_attributes() {
         0
     );
     let target = crate::fs::writing::target(&g, &t.raw(r"new\dirs\f.txt")).unwrap();
-    let held = crate::fs::writing::try_hold(&g, &target).unwrap().unwrap();
+    let mut held = crate::fs::writing::try_hold(&g, &target).unwrap().unwrap();
     assert_eq!(
         held.metadata().unwrap().file_attributes(),
         hidden.file_attributes()
     );
-    crate::fs::writing::commit(&g, &target, b"second", &held).unwrap();
+    crate::fs::writing::commit(&g, &target, b"second", &mut held).unwrap();
     drop(held);
     assert_eq!(fs::read(&path).unwrap(), b"second");
     let after = fs::metadata(&path).unwrap();
@@ -477,8 +477,8 @@ fn writes_create_directories_replace_atomically_and_keep_attributes() {
     fs::set_permissions(&path, permissions).unwrap();
     let readonly = fs::metadata(&path).unwrap();
     let target = crate::fs::writing::target(&g, &t.raw(r"new\dirs\f.txt")).unwrap();
-    let held = crate::fs::writing::try_hold(&g, &target).unwrap().unwrap();
-    let e = crate::fs::writing::commit(&g, &target, b"third", &held).unwrap_err();
+    let mut held = crate::fs::writing::try_hold(&g, &target).unwrap().unwrap();
+    let e = crate::fs::writing::commit(&g, &target, b"third", &mut held).unwrap_err();
     drop(held);
     let message = crate::fs::writing::write_error_message("f.txt", &e);
     assert!(
@@ -491,7 +491,7 @@ fn writes_create_directories_replace_atomically_and_keep_attributes() {
     let (dir, name) = g.open_parent_dir(&target.resolved, false).unwrap();
     let old = fs::File::open(&path).unwrap();
     let previous = atomic::Previous {
-        file: &old,
+        file: Some(&old),
         metadata: &readonly,
     };
     let failed = atomic::write_with(&dir, &name, atomic::Replacing::Read(previous), |f| {

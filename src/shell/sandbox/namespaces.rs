@@ -396,28 +396,10 @@ fn bind_over_itself(path: &std::path::Path, read_only: bool) -> Result<(), Strin
     }
     // SAFETY: the kernel gave us this descriptor.
     let tree = unsafe { OwnedFd::from_raw_fd(tree as libc::c_int) };
+    // The copy holds no other mount, so recursive or not is the same.
     if read_only {
-        let attr = MountAttr {
-            attr_set: libc::MOUNT_ATTR_RDONLY,
-            attr_clr: 0,
-            propagation: 0,
-            userns_fd: 0,
-        };
-        // SAFETY: mount_setattr on a detached mount's descriptor, with a
-        // correctly sized struct.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_mount_setattr,
-                tree.as_raw_fd(),
-                c"".as_ptr(),
-                libc::AT_EMPTY_PATH as libc::c_uint,
-                &attr as *const MountAttr,
-                std::mem::size_of::<MountAttr>(),
-            )
-        };
-        if rc != 0 {
-            return Err(os_error(&format!("protecting {}", path.display())));
-        }
+        set_tree_attributes(&tree, libc::MOUNT_ATTR_RDONLY, 0)
+            .map_err(|e| format!("protecting {}: {e}", path.display()))?;
     }
     // SAFETY: move_mount between two valid descriptors, empty paths.
     let rc = unsafe {

@@ -1,4 +1,4 @@
-//! The command line (TOOLS.md 10): options, their validation, and the two
+//! The command line (docs/tools.md): options, their validation, and the two
 //! one-shot subcommands `call` and `tools`. This is the only module besides
 //! `main` that writes to stdout, and only when not serving MCP.
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::tools::spec::{Access, ToolSpec};
 
-/// How the `bash` tool decides what may run (SECURITY.md 2).
+/// How the `bash` tool decides what may run (docs/security.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum BashMode {
     /// Only read-only commands from the built-in allowlist.
@@ -51,7 +51,7 @@ impl BashMode {
     }
 }
 
-/// Which Gemini CLI dialect the tool list speaks (TOOLS.md 0.7): names,
+/// Which Gemini CLI dialect the tool list speaks (docs/tools.md): names,
 /// schemas and messages. Every dialect accepts every spelling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Dialect {

@@ -1,4 +1,4 @@
-//! The bash tool's policy through the real binary (TOOLS.md 8, SECURITY.md
+//! The bash tool's policy through the real binary (docs/tools.md, docs/security.md
 //! 2), one test per class of issue #9. Each asserts the effect: a marker
 //! file that does not appear, a token that only the forbidden program could
 //! compute and that is absent, a name from outside the roots that never

@@ -1,4 +1,4 @@
-//! `--dialect gemini-0.24|gemini-current` (TOOLS.md 0.7): what each dialect
+//! `--dialect gemini-0.24|gemini-current` (docs/tools.md): what each dialect
 //! advertises and says, and that every spelling works in both.
 
 mod common;
@@ -101,7 +101,7 @@ async fn gemini_current_advertises_newer_gemini_clis_tools() {
     let many = get("read_many_files");
     assert_eq!(many["required"], json!(["include"]));
     assert!(props(&many).contains(&"file_filtering_options".to_string()));
-    // The default dialect keeps TOOLS.md's names.
+    // The default dialect keeps docs/tools.md's names.
     let old = Server::start(&[&dir.path], &[]).await;
     let old_tools = schemas(&old).await;
     assert!(old_tools.iter().any(|(n, _)| n == "search_file_content"));

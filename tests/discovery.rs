@@ -1,5 +1,5 @@
 //! list_directory, glob, search_file_content and read_many_files through
-//! the real binary (TOOLS.md 4-7), on trees built at test time.
+//! the real binary (docs/tools.md), on trees built at test time.
 // Builds Unix trees (symlinks, FIFOs, modes) or runs Unix programs; the
 // Windows build is checked by the unit tests and the smoke test under Wine
 // (.ci/cross.sh).

@@ -313,7 +313,7 @@ fn no_markdown_file_links_outside_the_repository() {
 fn the_link_check_finds_what_it_should_and_only_that() {
     let text = "\
 [ok](../README.md) [anchor](#top) [ok](../ARCHITECTURE.md#map) ![img](pic.png)\n\
-[out](../../shared/spec/TOOLS.md)\n\
+[out](../../shared/spec/notes.md)\n\
 see `../../shared/bench/mcp_bench.py` here\n\
 a URL: https://example.org/x and <http://example.com>\n\
 [ref]: ../../x.md\n\

@@ -1,4 +1,4 @@
-//! file_read through the real binary (TOOLS.md 9).
+//! file_read through the real binary (docs/tools.md).
 
 mod common;
 

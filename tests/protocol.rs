@@ -7,7 +7,7 @@ mod common;
 use common::{RawSession, Scratch, Server, all_text};
 use serde_json::{Value, json};
 
-/// Keywords a published schema may contain (TOOLS.md 0.3).
+/// Keywords a published schema may contain (docs/tools.md).
 const ALLOWED: &[&str] = &[
     "type",
     "properties",

@@ -1,4 +1,4 @@
-//! read_file through the real binary (TOOLS.md 1 and 0.5).
+//! read_file through the real binary (docs/tools.md).
 // Builds Unix trees (symlinks, FIFOs, modes) or runs Unix programs; the
 // Windows build is checked by the unit tests and the smoke test under Wine
 // (.ci/cross.sh).

@@ -1,5 +1,5 @@
 //! write_file and replace through the real binary, asserting the bytes on
-//! disk after every call (TOOLS.md 2 and 3).
+//! disk after every call (docs/tools.md).
 // Builds Unix trees (symlinks, FIFOs, modes) or runs Unix programs; the
 // Windows build is checked by the unit tests and the smoke test under Wine
 // (.ci/cross.sh).

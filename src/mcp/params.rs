@@ -2,7 +2,7 @@
 //!
 //! Schemas are generated from each tool's parameter struct with `schemars`
 //! and then rewritten into the small, flat subset every client accepts
-//! (TOOLS.md 0.3): no `$schema`, `$ref`, `anyOf`, type arrays or `format`.
+//! (docs/tools.md): no `$schema`, `$ref`, `anyOf`, type arrays or `format`.
 //!
 //! Arguments are checked against that same schema before a tool sees them,
 //! and failures are phrased like Gemini CLI's validator

@@ -1,7 +1,7 @@
 //! What kind of file is this: text (and in which encoding), SVG, media, or
 //! other binary.
 //!
-//! The decision order is fixed by the tool contract (TOOLS.md 0.5) so that
+//! The decision order is fixed by the tool contract (docs/tools.md) so that
 //! every tool agrees: TypeScript extensions first (`.ts` is also the MPEG
 //! transport-stream extension), then SVG, media by extension or content,
 //! known binary extensions, byte-order marks, and finally a look at the first

@@ -1,4 +1,4 @@
-//! `bash` (TOOLS.md 8): a guarded shell for searching and inspecting code.
+//! `bash` (docs/tools.md): a guarded shell for searching and inspecting code.
 //! What may run is decided by [`crate::shell`]; this file holds the
 //! parameters and the result format.
 

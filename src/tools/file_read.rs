@@ -1,4 +1,4 @@
-//! `file_read` (TOOLS.md 9): reads a file with line numbers, so a model can
+//! `file_read` (docs/tools.md): reads a file with line numbers, so a model can
 //! cite what it read. Shares reading, limits and messages with read_file.
 
 use schemars::JsonSchema;

@@ -1,4 +1,4 @@
-//! `glob` (TOOLS.md 5): files whose path relative to the search directory
+//! `glob` (docs/tools.md): files whose path relative to the search directory
 //! matches a glob pattern, recently modified files first.
 
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! `list_directory` (TOOLS.md 4): the immediate children of one directory,
+//! `list_directory` (docs/tools.md): the immediate children of one directory,
 //! directories first, with the number of entries ignore files hid.
 
 use std::ffi::OsStr;

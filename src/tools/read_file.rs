@@ -1,4 +1,4 @@
-//! `read_file` (TOOLS.md 1): one file, raw text in a window of lines, media
+//! `read_file` (docs/tools.md): one file, raw text in a window of lines, media
 //! as MCP blocks. Output and errors follow Gemini CLI's read_file.
 
 use std::sync::Arc;

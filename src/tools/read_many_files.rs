@@ -1,4 +1,4 @@
-//! `read_many_files` (TOOLS.md 7): the content of many files in one call,
+//! `read_many_files` (docs/tools.md): the content of many files in one call,
 //! gathered from paths, directories and glob patterns, in path order, with
 //! a report of what was skipped and why.
 

@@ -1,4 +1,4 @@
-//! `replace` (TOOLS.md 3): literal search-and-replace in one file, exact to
+//! `replace` (docs/tools.md): literal search-and-replace in one file, exact to
 //! the byte outside the replaced spans, with Gemini CLI's rules and
 //! messages, and a near-miss hint when old_string is not found.
 

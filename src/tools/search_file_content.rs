@@ -1,4 +1,4 @@
-//! `search_file_content` (TOOLS.md 6; `grep_search` in gemini-current):
+//! `search_file_content` (docs/tools.md; `grep_search` in gemini-current):
 //! regular-expression search over the workspace with ripgrep's engine, in
 //! Gemini CLI's output format.
 

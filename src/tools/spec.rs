@@ -94,7 +94,7 @@ impl ToolSpec {
         Builder::new(name, title, Access::Shell, false)
     }
 
-    /// The 0.24 name (TOOLS.md's name for the tool).
+    /// The 0.24 name (the name docs/tools.md gives the tool).
     pub fn name(&self) -> &'static str {
         self.names[Dialect::Gemini024.index()]
     }

@@ -1,4 +1,4 @@
-//! `write_file` (TOOLS.md 2): create or overwrite a file with the given
+//! `write_file` (docs/tools.md): create or overwrite a file with the given
 //! content, atomically, keeping an existing file's CRLF style, BOM/encoding
 //! owner, mode and attributes; the answer shows a diff of what changed.
 

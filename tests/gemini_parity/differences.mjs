@@ -1,5 +1,5 @@
 // Every known, deliberate difference between rootbound and Gemini CLI's own
-// tools: the one table (TOOLS.md 0.6 and 0.7; docs/differences.md is the
+// tools: the one table (docs/tools.md; docs/differences.md is the
 // users' version, one line per entry, kept in step by the harness).
 //
 // An entry names the cases it applies to (`cases`, or `match` for a rule
@@ -168,7 +168,7 @@ export const DIFFERENCES = [
   {
     id: 'declared-0.24',
     what: 'In the gemini-0.24 dialect the path parameters are called `path` (read_file, list_directory, glob, search_file_content) and read_many_files takes `paths` (plus `include` for more patterns); search_file_content also offers `exclude_pattern`, `total_max_matches`, `max_matches_per_file` and `names_only`, with minimums on its counts; replace\'s `instruction` is not advertised; the ignore switch is a flat `respect_git_ignore`. Integer parameters are `integer`, and the descriptions are rootbound\'s own words.',
-    why: 'TOOLS.md\'s names, the same for every tool, with Gemini CLI\'s spellings (`file_path`, `dir_path`, `include`, `file_filtering_options`, `instruction`) accepted as aliases; Gemini CLI\'s text is not ours to copy, and ours teach at least as much, the added parameters included.',
+    why: 'docs/tools.md\'s names, the same for every tool, with Gemini CLI\'s spellings (`file_path`, `dir_path`, `include`, `file_filtering_options`, `instruction`) accepted as aliases; Gemini CLI\'s text is not ours to copy, and ours teach at least as much, the added parameters included.',
     versions: ['0.24'],
     match: (c) => c.kind === 'schema',
     normalize: (g, o, { c }) => {
@@ -275,7 +275,7 @@ export const DIFFERENCES = [
   {
     id: 'links-leaving-roots',
     what: 'A symlink that leaves the roots or dangles is left out of listings and glob results; a file symlink inside the roots is listed under its own path.',
-    why: 'SECURITY.md: nothing outside the roots is reached or named. Gemini CLI lists such links (0.24 even a link to a directory as a file), and newer versions list file links under their targets\' names.',
+    why: 'docs/security.md: nothing outside the roots is reached or named. Gemini CLI lists such links (0.24 even a link to a directory as a file), and newer versions list file links under their targets\' names.',
     cases: ['list_directory/links', 'glob/symlinks'],
     normalize: (g, o, { c }) => {
       if (c.tool === 'list_directory') {
@@ -290,7 +290,7 @@ export const DIFFERENCES = [
   {
     id: 'links-named-as-given',
     what: 'In gemini-current, a path through a symlink that leaves the roots or dangles is refused with the outside-the-workspace message naming the path as given; newer Gemini CLI names the link\'s target, or reports a dangling link\'s target as not found.',
-    why: 'SECURITY.md: no message names a place outside the roots, and a dangling link is refused wherever it points.',
+    why: 'docs/security.md: no message names a place outside the roots, and a dangling link is refused wherever it points.',
     versions: ['0.61'],
     cases: ['read_file/symlink-dangling', 'read_file/symlink-outside'],
     normalize: (g, o) => {
@@ -468,7 +468,7 @@ export const DIFFERENCES = [
   },
   {
     id: 'name-order',
-    what: 'Names and paths are ordered by their lower-case form, then by bytes (TOOLS.md 0.5); Gemini CLI uses locale collation (list_directory), code units (read_many_files) or ripgrep\'s discovery order (search), which varies from run to run.',
+    what: 'Names and paths are ordered by their lower-case form, then by bytes (docs/tools.md); Gemini CLI uses locale collation (list_directory), code units (read_many_files) or ripgrep\'s discovery order (search), which varies from run to run.',
     why: 'One order everywhere, the same on every machine and every run, so results can be compared and cached.',
     match: (c) => ['list_directory', 'search', 'read_many_files'].includes(c.tool) && c.kind !== 'schema',
     normalize: (g, o, { c }) => {

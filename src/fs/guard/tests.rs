@@ -1,4 +1,4 @@
-//! Tests of every guard rule (SECURITY.md 1), and a property test over
+//! Tests of every guard rule (docs/security.md), and a property test over
 //! random trees with symlinks.
 
 use std::fs;

@@ -1,4 +1,4 @@
-//! What may run (SECURITY.md 2), decided on fully parsed, expanded argv.
+//! What may run (docs/security.md), decided on fully parsed, expanded argv.
 //! Pure: the only outside knowledge is the [`PathCheck`] it is given.
 //!
 //! A command runs if its program matches an allow entry word by word (`git

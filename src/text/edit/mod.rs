@@ -219,7 +219,7 @@ mod tests {
             prop_assume!(!normalized.contains(&new_text));
             // The one deliberate exception: an old_string that ends with the
             // file's final newline, replaced by text without one, keeps the
-            // final newline (TOOLS.md: edits preserve the trailing newline),
+            // final newline (docs/tools.md: edits preserve the trailing newline),
             // so the reverse edit cannot know to remove it again.
             prop_assume!(!(old.ends_with('\n') && normalized.ends_with(&old)));
             let edited = replace(&original, &old, &new_text, Expected::Exactly(1)).unwrap();

@@ -347,6 +347,7 @@ enum Kind {
     Other,
 }
 
+#[cfg(unix)]
 fn list(dir: &Path) -> io::Result<HashMap<OsString, Kind>> {
     let mut entries = HashMap::new();
     for entry in std::fs::read_dir(dir)? {
@@ -394,7 +395,7 @@ pub fn write_refusal(root: &Path, real: &Path, unprotected: &Unprotected) -> Opt
         dirs.push(dir.clone());
     }
     for (k, dir) in dirs.iter().enumerate() {
-        let Ok(entries) = list(dir) else {
+        let Ok(entries) = probe(dir) else {
             // Missing: the write creates it, and the rest, fresh.
             let entries = HashMap::new();
             if would_be_git_dir(&entries, &parts[k..]) {
@@ -447,6 +448,35 @@ fn named_by_config(work_tree: &Path, real: &Path) -> Option<String> {
         }
     }
     None
+}
+
+/// The type of `path` itself (a link is not followed), if it exists.
+fn kind_of(path: &Path) -> Option<Kind> {
+    let t = std::fs::symlink_metadata(path).ok()?.file_type();
+    Some(if t.is_symlink() {
+        Kind::Link
+    } else if t.is_dir() {
+        Kind::Dir
+    } else if t.is_file() {
+        Kind::File
+    } else {
+        Kind::Other
+    })
+}
+
+/// The entries of `dir` that the write rule looks at (what makes a git
+/// directory, and `.git`), each looked up by name: a write checks every
+/// directory above its target, and listing each one whole would cost a
+/// read of every name in it. Err if `dir` is not there.
+fn probe(dir: &Path) -> io::Result<HashMap<OsString, Kind>> {
+    std::fs::symlink_metadata(dir)?;
+    let mut found = HashMap::new();
+    for name in ["HEAD", "objects", "refs", "commondir", ".git"] {
+        if let Some(kind) = kind_of(&dir.join(name)) {
+            found.insert(OsString::from(name), kind);
+        }
+    }
+    Ok(found)
 }
 
 fn new_repository_reason(dir: &Path) -> String {

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::{Kind, QUARANTINE_SUFFIX, Unprotected, is_git_dir, list, read_small, settings_reason};
+use super::{
+    Kind, QUARANTINE_SUFFIX, Unprotected, is_git_dir, kind_of, list, read_small, settings_reason,
+};
 /// What may appear at the top level of a git directory during a call: what
 /// git itself writes when it commits, checks out, merges, rebases or
 /// fetches. Anything else new there (`commondir`, `config.worktree`, a new
@@ -75,19 +77,6 @@ const MAX_DIRS: usize = 200_000;
 const MAX_COPIES: usize = 4096;
 const MAX_COPY_BYTES: u64 = 16 << 20;
 const MAX_COPY_FILE: u64 = 1 << 20;
-
-fn kind_of(path: &Path) -> Option<Kind> {
-    let t = std::fs::symlink_metadata(path).ok()?.file_type();
-    Some(if t.is_symlink() {
-        Kind::Link
-    } else if t.is_dir() {
-        Kind::Dir
-    } else if t.is_file() {
-        Kind::File
-    } else {
-        Kind::Other
-    })
-}
 
 /// A copy of a protected file, kept to put it back.
 #[derive(Debug, Clone)]

@@ -292,28 +292,10 @@ pub fn remount_read_only(
                 return Err(os_error(&format!("hiding {}", dir.to_string_lossy())));
             }
         }
-        let options = std::ffi::CString::new(format!(
-            "size={},nr_inodes={},mode=700",
-            super::TEMP_SIZE,
-            super::TEMP_INODES
-        ))
-        .map_err(|_| "bad tmpfs options".to_string())?;
-        for dir in fresh {
-            let dir = c_path(dir)?;
-            if libc::mount(
-                c"tmpfs".as_ptr(),
-                dir.as_ptr(),
-                c"tmpfs".as_ptr(),
-                libc::MS_NOSUID | libc::MS_NODEV,
-                options.as_ptr().cast(),
-            ) != 0
-            {
-                return Err(os_error(&format!(
-                    "mounting a temporary file system on {}",
-                    dir.to_string_lossy()
-                )));
-            }
-        }
+    }
+    mount_fresh(fresh)?;
+    // SAFETY: mount(2) with valid C strings; changes only our namespace.
+    unsafe {
         for dir in writable {
             let dir = c_path(dir)?;
             if libc::mount(

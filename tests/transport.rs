@@ -434,17 +434,18 @@ fn a_duplicate_id_is_refused_and_keeps_no_slot() {
     server.send(initialize());
     server.reply();
     server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    // A slow request, then another with its id.
+    // A slow request, then another with its id. The slow one must still be
+    // running when the second is read, on however loaded a machine; it is
+    // cancelled at the end.
     server.send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-        "params": {"name": "bash", "arguments": {"command": "sleep 2"}}}));
+        "params": {"name": "bash", "arguments": {"command": "sleep 50"}}}));
     server.send(json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}));
     let reply = server.reply();
     assert_eq!(reply["id"], 7, "{reply}");
     assert!(
         reply["error"]["message"]
             .as_str()
-            .unwrap()
-            .contains("in use"),
+            .is_some_and(|m| m.contains("in use")),
         "{reply}"
     );
     for round in 0..100 {
@@ -468,6 +469,10 @@ fn a_duplicate_id_is_refused_and_keeps_no_slot() {
             got += 1;
         }
     }
+    server.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 7, "reason": "test"}}),
+    );
     let (code, _) = server.hang_up();
     assert_eq!(code, Some(0));
 }

@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
 use crate::config::{BashConfig, BashMode, Config, Dialect};
+use crate::text::budget::AnswerBudget;
 use crate::tools::{self, Registry};
 
 #[derive(Debug, Parser)]
@@ -73,6 +74,14 @@ pub struct Cli {
     /// Do not offer the tool NAME (repeatable).
     #[arg(long = "disable-tool", value_name = "NAME", global = true)]
     pub disabled_tools: Vec<String>,
+
+    /// How long one answer may be, in characters as clients count them
+    /// (UTF-16 units), or `off`. Longer answers are cut at whole lines or
+    /// entries, and say where they stopped and how to go on. The default
+    /// stays under Gemini CLI's 40,000, past which it cuts the middle out of
+    /// an answer, and Claude Code's 25,000 tokens.
+    #[arg(long, value_name = "CHARS|off", default_value = "39000", value_parser = parse_answer_budget, global = true)]
+    pub answer_budget: AnswerBudget,
 
     /// Which Gemini CLI dialect the tool list speaks: names, schemas and
     /// messages (every dialect accepts every spelling).
@@ -220,9 +229,28 @@ impl Cli {
         config.read_only = self.read_only;
         config.disabled_tools = self.disabled_tools.clone();
         config.dialect = self.dialect;
+        config.answer_budget = self.answer_budget;
         Ok(config)
     }
 }
+
+/// `--answer-budget`: a number of characters (1,000 at least, so that a
+/// note and a line always fit), or `off`.
+fn parse_answer_budget(value: &str) -> Result<AnswerBudget, String> {
+    if value.eq_ignore_ascii_case("off") {
+        return Ok(AnswerBudget::OFF);
+    }
+    match value.parse::<usize>() {
+        Ok(chars) if chars >= MIN_ANSWER_BUDGET => Ok(AnswerBudget::chars(chars)),
+        Ok(_) => Err(format!(
+            "at least {MIN_ANSWER_BUDGET} characters, or off"
+        )),
+        Err(_) => Err("a number of characters, or off".into()),
+    }
+}
+
+/// The smallest budget: room for a note and a few lines.
+const MIN_ANSWER_BUDGET: usize = 1000;
 
 /// `rootbound __rootbound-sandbox-supervisor probe`: the layers this kernel
 /// has, as JSON on stdout, for the server that started it

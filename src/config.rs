@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::text::budget::AnswerBudget;
 use crate::tools::spec::{Access, ToolSpec};
 
 /// How the `bash` tool decides what may run (docs/security.md).
@@ -120,6 +121,8 @@ pub struct Config {
     /// How long a content search may run before it returns what it found.
     pub search_timeout: Duration,
     pub dialect: Dialect,
+    /// How long one answer may be (`--answer-budget`, `text::budget`).
+    pub answer_budget: AnswerBudget,
 }
 
 impl Config {
@@ -134,6 +137,7 @@ impl Config {
             disabled_tools: Vec::new(),
             search_timeout: Duration::from_secs(30),
             dialect: Dialect::default(),
+            answer_budget: AnswerBudget::default(),
         }
     }
 

@@ -64,6 +64,25 @@ impl Window {
         }
     }
 
+    /// Keeps the first `count` lines only. A window taken whole is split
+    /// into its lines first; the file's total is unchanged, so the window
+    /// then no longer shows the whole file.
+    pub fn keep_first(&mut self, count: usize) {
+        if let Some(whole) = self.whole.take() {
+            let body = if self.ends_with_newline {
+                &whole[..whole.len() - 1]
+            } else {
+                &whole[..]
+            };
+            self.lines = if whole.is_empty() {
+                Vec::new()
+            } else {
+                body.split('\n').map(str::to_string).collect()
+            };
+        }
+        self.lines.truncate(count);
+    }
+
     /// The text of the window: the file's own text when the window is the
     /// whole file, else the lines joined with `\n`.
     pub fn into_text(self) -> String {
@@ -427,6 +446,19 @@ mod tests {
 
     fn window(text: &str, start: usize, count: usize) -> Window {
         read_window(text.as_bytes(), LineRange { start, count }).unwrap()
+    }
+
+    #[test]
+    fn a_whole_window_split_keeps_the_lines_read_window_finds() {
+        for text in ["", "\n", "a", "a\n", "a\r\nb", "a\n\nb\n", "x\ny\nz"] {
+            let mut whole = whole_text(text.as_bytes(), 100).unwrap();
+            whole.keep_first(usize::MAX);
+            let read = window(text, 0, 100);
+            assert_eq!(whole.lines, read.lines, "{text:?}");
+            whole.keep_first(1);
+            assert_eq!(whole.lines.len(), read.total.min(1), "{text:?}");
+            assert_eq!(whole.total, read.total, "{text:?}");
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Pure text work, no I/O: file kinds, line windows, exact decoding for
 //! edits, diffs and the replace engine.
 
+pub mod budget;
 pub mod diff;
 pub mod edit;
 pub mod exact;

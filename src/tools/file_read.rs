@@ -8,6 +8,7 @@ use super::read_file::{RangeStyle, ReadTarget, open_target, read_failure_message
 use super::{CallContext, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::fs::reading::{self, Body};
 use crate::mcp::params::JsonObject;
+use crate::text::budget::{AnswerBudget, client_len};
 use crate::text::lines::LineRange;
 
 /// Header and numbered lines are capped at this many characters.
@@ -43,7 +44,15 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: FileReadParams = parse_args(&args)?;
     let request = Request::new(&params)?;
     let target = open_target(&ctx.state, &params.path, RangeStyle::StartEnd)?;
-    run_sized(target.opened.size(), move || file_read(target, request)).await
+    let cap = output_cap(ctx.state.config.answer_budget);
+    run_sized(target.opened.size(), move || file_read(target, request, cap)).await
+}
+
+/// Room for the header and the numbered lines: [`MAX_OUTPUT_CHARS`], or
+/// less when the answer budget leaves less beside the closing note.
+fn output_cap(budget: AnswerBudget) -> usize {
+    const NOTE_ROOM: usize = 200;
+    MAX_OUTPUT_CHARS.min(budget.limit_or(usize::MAX).saturating_sub(NOTE_ROOM))
 }
 
 /// The checked line range of one call.
@@ -86,7 +95,7 @@ impl Request {
     }
 }
 
-fn file_read(target: ReadTarget, request: Request) -> ToolResult {
+fn file_read(target: ReadTarget, request: Request, cap: usize) -> ToolResult {
     let ReadTarget {
         opened, abs, rel, ..
     } = target;
@@ -115,12 +124,12 @@ fn file_read(target: ReadTarget, request: Request) -> ToolResult {
             if window.total == 1 { "" } else { "s" }
         )));
     }
-    super::text(numbered(&rel, range.start + 1, &window.lines, window.total))
+    super::text(numbered(&rel, range.start + 1, &window.lines, window.total, cap))
 }
 
-/// The header, the numbered lines that fit in [`MAX_OUTPUT_CHARS`], and, if
-/// cut, a last line saying where to continue.
-fn numbered(rel: &str, first: usize, lines: &[String], total: usize) -> String {
+/// The header, the numbered lines that fit in `cap` characters (as clients
+/// count them), and, if cut, a last line saying where to continue.
+fn numbered(rel: &str, first: usize, lines: &[String], total: usize, cap: usize) -> String {
     let lines: Vec<&str> = lines
         .iter()
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
@@ -129,13 +138,13 @@ fn numbered(rel: &str, first: usize, lines: &[String], total: usize) -> String {
     // line a newline, the padded number, a tab and the text.
     let size = |k: usize, text_chars: usize| {
         let last = first + k - 1;
-        header(rel, first, last, total).chars().count() + k * (2 + digits(last)) + text_chars
+        client_len(&header(rel, first, last, total)) + k * (2 + digits(last)) + text_chars
     };
     let mut shown = lines.len().min(1);
-    let mut text_chars = lines.first().map_or(0, |l| l.chars().count());
+    let mut text_chars = lines.first().map_or(0, |l| client_len(l));
     for line in lines.iter().skip(1) {
-        let more = text_chars + line.chars().count();
-        if size(shown + 1, more) > MAX_OUTPUT_CHARS {
+        let more = text_chars + client_len(line);
+        if size(shown + 1, more) > cap {
             break;
         }
         shown += 1;
@@ -150,7 +159,7 @@ fn numbered(rel: &str, first: usize, lines: &[String], total: usize) -> String {
     }
     if shown < lines.len() {
         out.push_str(&format!(
-            "\n[Output capped at {MAX_OUTPUT_CHARS} characters after line {last} of {total}. \
+            "\n[Output capped at {cap} characters after line {last} of {total}. \
              To continue, call file_read with start_line: {}.]",
             last + 1
         ));
@@ -173,7 +182,7 @@ mod tests {
     #[test]
     fn numbers_are_right_aligned_to_the_widest_shown() {
         let lines: Vec<String> = (8..=11).map(|i| format!("line {i}")).collect();
-        let out = numbered("src/a.rs", 8, &lines, 20);
+        let out = numbered("src/a.rs", 8, &lines, 20, MAX_OUTPUT_CHARS);
         assert_eq!(
             out,
             "src/a.rs (lines 8-11 of 20)\n 8\tline 8\n 9\tline 9\n10\tline 10\n11\tline 11"
@@ -182,14 +191,14 @@ mod tests {
 
     #[test]
     fn carriage_returns_are_not_shown() {
-        let out = numbered("a", 1, &["x\r".to_string()], 1);
+        let out = numbered("a", 1, &["x\r".to_string()], 1, MAX_OUTPUT_CHARS);
         assert_eq!(out, "a (lines 1-1 of 1)\n1\tx");
     }
 
     #[test]
     fn output_is_capped_on_whole_lines() {
         let lines: Vec<String> = (0..5000).map(|_| "y".repeat(100)).collect();
-        let out = numbered("big.txt", 1, &lines, 5000);
+        let out = numbered("big.txt", 1, &lines, 5000, MAX_OUTPUT_CHARS);
         let (body, note) = out.rsplit_once('\n').unwrap();
         assert!(body.chars().count() <= MAX_OUTPUT_CHARS);
         let shown = body.lines().count() - 1;

@@ -14,6 +14,7 @@ use super::{CallContext, State, ToolError, ToolResult, ToolSpec, cancellable, pa
 use crate::discovery::walk::{self, TOO_DEEP_NOTE, Walk, WalkOptions};
 use crate::fs::guard::Guard;
 use crate::mcp::params::JsonObject;
+use crate::text::budget::{AnswerBudget, Listing};
 use crate::text::names::{Escaped, escape_name};
 
 /// Most paths listed.
@@ -165,7 +166,12 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
         if stop.load(Ordering::Relaxed) {
             return Err("The glob was cancelled.".into());
         }
-        super::text(format_result(&params.pattern, &search, found))
+        super::text(format_result(
+            &params.pattern,
+            &search,
+            found,
+            ctx.state.config.answer_budget,
+        ))
     })
     .await
 }
@@ -438,7 +444,12 @@ fn literal_file(guard: &Guard, dir: &Path, pattern: &str) -> Option<(PathBuf, Op
     Some((resolved.into_display(), mtime))
 }
 
-fn format_result(pattern: &str, search: &SearchDirs, found: Matches) -> String {
+fn format_result(
+    pattern: &str,
+    search: &SearchDirs,
+    found: Matches,
+    budget: AnswerBudget,
+) -> String {
     let total = found.total;
     let place = search.place(total > 0);
     if total == 0 {
@@ -457,28 +468,40 @@ fn format_result(pattern: &str, search: &SearchDirs, found: Matches) -> String {
     } else {
         String::new()
     };
-    let mut out = format!(
+    let head = format!(
         "Found {total} file(s) matching \"{pattern}\" {place}{ignored}, sorted by modification time (newest first):"
     );
-    for (path, _) in &found.files {
-        out.push('\n');
-        out.push_str(path);
-    }
-    if total > MAX_RESULTS {
-        out.push_str(&format!(
-            "\n... and {} more files not listed. Narrow the pattern or the path to see them.",
-            total - MAX_RESULTS
-        ));
-    }
+    let mut tail = String::new();
     if let Some(note) = found.escaped.note() {
-        out.push_str("\n\n");
-        out.push_str(&note);
+        tail.push_str("\n\n");
+        tail.push_str(&note);
     }
     if found.too_deep {
-        out.push_str("\n\n");
-        out.push_str(TOO_DEEP_NOTE);
+        tail.push_str("\n\n");
+        tail.push_str(TOO_DEEP_NOTE);
     }
-    out
+    let paths: Vec<&str> = found.files.iter().map(|(p, _)| p.as_str()).collect();
+    let listing = Listing {
+        head: &head,
+        items: &paths,
+        more: total - paths.len(),
+        tail: &tail,
+    };
+    // Past MAX_RESULTS the walk keeps only the newest; the budget may stop
+    // the list earlier. Either way the line after the last path says how
+    // many are not listed.
+    let left_out = |shown: usize| {
+        let why = if shown < paths.len() {
+            format!(" (the answer stops at {} characters)", budget.limit_or(0))
+        } else {
+            String::new()
+        };
+        format!(
+            "... and {} more files not listed{why}. Narrow the pattern or the path to see them.",
+            total - shown
+        )
+    };
+    listing.fit(budget, left_out)
 }
 
 #[cfg(test)]

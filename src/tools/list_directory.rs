@@ -13,6 +13,7 @@ use super::filters::{DIR_AND_FILTERS, FileFilteringOptions, IgnoreSwitches, Nest
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::discovery::walk::{self, WalkOptions};
 use crate::fs::guard::{DirEntries, EntryKind, Guard, Resolved};
+use crate::text::budget::client_len;
 use crate::mcp::params::JsonObject;
 use crate::text::names::{Escaped, escape_name};
 
@@ -107,6 +108,14 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
         list(&state, &resolved, &abs, &name_filter, options)
     })
     .await
+}
+
+/// The line that ends a listing cut by the answer budget.
+fn entries_left_out(left_out: usize, limit: usize) -> String {
+    format!(
+        "... and {left_out} more entries not listed: the answer stops at {limit} characters. \
+         To see them, list a subdirectory, or use glob with a pattern that matches fewer names."
+    )
 }
 
 fn name_globs(patterns: &[String]) -> Result<GlobSet, ToolError> {
@@ -206,29 +215,52 @@ fn list(
             }
         })
     });
+    // The notes after the entries, known before the entries are written.
+    let mut tail = String::new();
+    if ignored > 0 {
+        tail.push_str(&format!("\n\n({ignored} ignored)"));
+    }
+    if let Some(note) = escaped.note() {
+        tail.push_str("\n\n");
+        tail.push_str(&note);
+    }
     // The header, then one entry per line (none at all: an empty line),
-    // written straight into the answer, sized up front.
+    // written straight into the answer, sized up front, as many as fit the
+    // answer budget.
+    let head = format!("Directory listing for {abs}:\n");
+    let budget = state.config.answer_budget;
+    let room = budget.limit().map(|limit| {
+        let widest_note = client_len(&entries_left_out(entries.len(), limit));
+        limit.saturating_sub(client_len(&head) + client_len(&tail) + widest_note + 1)
+    });
     let mut out = String::with_capacity(abs.len() + 64 + names.len() + entries.len() * 8);
-    out.push_str(&format!("Directory listing for {abs}:\n"));
+    out.push_str(&head);
+    let mut used = 0;
+    let mut entry = String::new();
     for (i, e) in entries.iter().enumerate() {
+        entry.clear();
+        if e.is_dir {
+            entry.push_str("[DIR] ");
+        }
+        entry.push_str(name_of(e));
+        if let Some(size) = e.size {
+            entry.push_str(&format!(" ({size} bytes)"));
+        }
+        used += client_len(&entry) + 1;
+        if let Some(room) = room
+            && i > 0
+            && used > room
+        {
+            out.push('\n');
+            out.push_str(&entries_left_out(entries.len() - i, budget.limit_or(0)));
+            break;
+        }
         if i > 0 {
             out.push('\n');
         }
-        if e.is_dir {
-            out.push_str("[DIR] ");
-        }
-        out.push_str(name_of(e));
-        if let Some(size) = e.size {
-            out.push_str(&format!(" ({size} bytes)"));
-        }
+        out.push_str(&entry);
     }
-    if ignored > 0 {
-        out.push_str(&format!("\n\n({ignored} ignored)"));
-    }
-    if let Some(note) = escaped.note() {
-        out.push_str("\n\n");
-        out.push_str(&note);
-    }
+    out.push_str(&tail);
     super::text(out)
 }
 

@@ -29,6 +29,7 @@ use crate::fs::guard::{Guard, Refusal};
 use crate::fs::write_gate::WriteGate;
 use crate::mcp::params::{self, JsonObject};
 use crate::shell::Shell;
+use crate::text::budget::{AnswerBudget, client_len, whole_lines_within};
 
 pub mod bash;
 pub mod file_read;
@@ -270,9 +271,12 @@ impl Registry {
             elapsed_us = started.elapsed().as_micros() as u64,
             "call finished"
         );
+        let budget = self.state.config.answer_budget;
         Ok(match outcome {
-            Ok(Ok(content)) => CallToolResult::success(content),
-            Ok(Err(ToolError(message))) => error_result(message),
+            Ok(Ok(content)) => CallToolResult::success(within_budget(content, budget)),
+            Ok(Err(ToolError(message))) => {
+                CallToolResult::error(within_budget(vec![ContentBlock::text(message)], budget))
+            }
             Err(panic) => {
                 let what = panic_message(panic.as_ref());
                 tracing::error!(tool = name, "tool handler panicked: {what}");
@@ -300,6 +304,52 @@ impl CallParts {
             progress: None,
         }
     }
+}
+
+/// The last line of defence for the answer budget: each tool fits its own
+/// answers (with notes in its own words on how to go on), so only an
+/// answer no tool shaped, made of one text block, is cut here, at a whole
+/// line, saying so. Answers of several blocks (read_many_files) are fitted
+/// by their tool.
+fn within_budget(mut content: Vec<ContentBlock>, budget: AnswerBudget) -> Vec<ContentBlock> {
+    let Some(limit) = budget.limit() else {
+        return content;
+    };
+    let [ContentBlock::Text(block)] = content.as_mut_slice() else {
+        return content;
+    };
+    if budget.fits(&block.text) {
+        return content;
+    }
+    let lines = block.text.lines().count();
+    let note = |shown: usize| {
+        format!("\n[rootbound cut this answer at {limit} characters: the first {shown} of its {lines} lines are shown.]")
+    };
+    let room = limit.saturating_sub(client_len(&note(lines)));
+    let end = whole_lines_within(&block.text, room);
+    let mut text = block.text[..end].trim_end_matches('\n').to_string();
+    if client_len(&text) > room {
+        // One line longer than the budget: cut inside it.
+        let mut used = 0;
+        let cut = text
+            .char_indices()
+            .find(|(_, c)| {
+                used += c.len_utf16();
+                used > room
+            })
+            .map_or(text.len(), |(at, _)| at);
+        text.truncate(cut);
+    }
+    let shown = text.lines().count();
+    text.push_str(&note(shown));
+    tracing::warn!(
+        limit,
+        lines,
+        shown,
+        "an answer no tool fitted was cut to the answer budget"
+    );
+    block.text = text;
+    content
 }
 
 pub fn error_result(message: impl Into<String>) -> CallToolResult {

@@ -12,7 +12,8 @@ use crate::discovery::ignore_rules;
 use crate::fs::reading::{self, Body, ReadFailure};
 use crate::mcp::params::{Alias, JsonObject};
 use crate::text::filekind::Media;
-use crate::text::lines::LineRange;
+use crate::text::budget::{AnswerBudget, client_len};
+use crate::text::lines::{LineRange, Window};
 
 /// Lines returned when no limit is given.
 pub const DEFAULT_LIMIT: usize = 2000;
@@ -143,8 +144,9 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     };
     let (range, style) = requested_range(&params, &dialect, default_style)?;
     let target = open_target(&ctx.state, &params.path, style)?;
+    let budget = ctx.state.config.answer_budget;
     run_sized(target.opened.size(), move || {
-        read_file(target, range, style)
+        read_file(target, range, style, budget)
     })
     .await
 }
@@ -235,7 +237,12 @@ fn to_usize(n: i64) -> usize {
     usize::try_from(n).unwrap_or(if n < 0 { 0 } else { usize::MAX })
 }
 
-fn read_file(target: ReadTarget, range: Option<LineRange>, style: RangeStyle) -> ToolResult {
+fn read_file(
+    target: ReadTarget,
+    range: Option<LineRange>,
+    style: RangeStyle,
+    budget: AnswerBudget,
+) -> ToolResult {
     let default_range = LineRange {
         start: 0,
         count: DEFAULT_LIMIT,
@@ -253,10 +260,7 @@ fn read_file(target: ReadTarget, range: Option<LineRange>, style: RangeStyle) ->
             if window.start > 0 && window.start >= window.total {
                 return Err(beyond_end_message(&abs, window.start, window.total, style).into());
             }
-            if window.is_whole_file() {
-                return super::text(window.into_text());
-            }
-            super::text(truncated_text(window, style))
+            super::text(window_text(window, style, budget))
         }
         Body::Media { kind, mime, base64 } => Ok(vec![media_block(kind, mime, base64, &display)]),
         Body::Binary => super::text(format!("Cannot display content of binary file: {rel}")),
@@ -266,10 +270,76 @@ fn read_file(target: ReadTarget, range: Option<LineRange>, style: RangeStyle) ->
     }
 }
 
-/// The exact truncation block of Gemini CLI, in the caller's range style.
-fn truncated_text(window: crate::text::lines::Window, style: RangeStyle) -> String {
+/// The answer for a window of text: the file as it is when the window is
+/// the whole file and fits the answer budget; otherwise Gemini CLI's
+/// truncation note above the lines that fit, which names the first line
+/// not shown.
+fn window_text(mut window: Window, style: RangeStyle, budget: AnswerBudget) -> String {
+    let total = window.total;
+    if window.is_whole_file() {
+        let text = window.into_text();
+        if budget.fits(&text) {
+            return text;
+        }
+        window = Window {
+            total,
+            ends_with_newline: text.ends_with('\n'),
+            whole: Some(text),
+            ..Window::default()
+        };
+    }
+    if let Some(limit) = budget.limit() {
+        // The note is widest when it names the file's last line.
+        let note = client_len(&truncation_note(total, total, total, style));
+        window.keep_first(fitting_lines(&window, limit.saturating_sub(note)));
+        if window.is_whole_file() {
+            // One line longer than a (small) budget: nothing follows it.
+            return window.into_text();
+        }
+    }
     let first = window.start + 1;
     let last = window.end_line();
+    let mut out = truncation_note(first, last, total, style);
+    out.push_str(&window.into_text());
+    out
+}
+
+/// How many of the window's first lines fit in `room` client characters
+/// (each with its line break); at least one, so that paging moves on.
+fn fitting_lines(window: &Window, room: usize) -> usize {
+    let mut used = 0;
+    let mut shown = 0;
+    let mut count = |line: &str| {
+        used += client_len(line) + 1;
+        if used > room && shown > 0 {
+            return false;
+        }
+        shown += 1;
+        true
+    };
+    match &window.whole {
+        Some(text) => {
+            let body = text.strip_suffix('\n').unwrap_or(text);
+            for line in body.split('\n') {
+                if !count(line) {
+                    break;
+                }
+            }
+        }
+        None => {
+            for line in &window.lines {
+                if !count(line) {
+                    break;
+                }
+            }
+        }
+    }
+    shown
+}
+
+/// The exact truncation block of Gemini CLI, in the caller's range style,
+/// up to the content.
+fn truncation_note(first: usize, last: usize, total: usize, style: RangeStyle) -> String {
     let (params, next) = match style {
         RangeStyle::OffsetLimit => ("'offset' and 'limit'", format!("offset: {last}")),
         RangeStyle::StartEnd => (
@@ -277,13 +347,11 @@ fn truncated_text(window: crate::text::lines::Window, style: RangeStyle) -> Stri
             format!("start_line: {}", last + 1),
         ),
     };
-    let total = window.total;
     format!(
         "\nIMPORTANT: The file content has been truncated.\nStatus: Showing lines {first}-{last} of \
          {total} total lines.\nAction: To read more of the file, you can use the {params} \
          parameters in a subsequent 'read_file' call. For example, to read the next section of \
-         the file, use {next}.\n\n--- FILE CONTENT (truncated) ---\n{content}",
-        content = window.into_text(),
+         the file, use {next}.\n\n--- FILE CONTENT (truncated) ---\n"
     )
 }
 

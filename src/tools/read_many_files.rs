@@ -23,6 +23,7 @@ use crate::fs::reading::{self, Block, Body, ReadFailure};
 use crate::mcp::params::{Alias, JsonObject};
 use crate::text::filekind::{self, Media};
 use crate::text::lines::LineRange;
+use crate::text::budget::client_len;
 use crate::text::names::{Escaped, escape_name};
 
 /// Text returned in all, at most; files past it are named in a note.
@@ -873,48 +874,39 @@ fn render(
     let late = AtomicBool::new(false);
     let pieces = read_all(state, &ordered, stop, deadline, &late);
 
+    // Every text block counts against one limit: the answer budget, or
+    // without one a fixed cap that keeps the server's memory bounded.
+    let limit = state.config.answer_budget.limit_or(MAX_OUTPUT_BYTES);
+    let content_room = limit.saturating_sub(client_len(END_OF_CONTENT) + tail_room(limit));
     let mut blocks = Vec::new();
     let mut used = 0usize;
-    let mut left_out = Vec::new();
     for piece in pieces {
         match piece {
             Piece::Text { shown, block } => {
-                if used + block.len() > MAX_OUTPUT_BYTES {
-                    left_out.push(shown);
+                let cost = client_len(&block);
+                if used + cost > content_room {
+                    skipped.push((
+                        shown,
+                        format!(
+                            "not shown: the answer stops at {limit} characters; read it with \
+                             read_file, or name fewer files"
+                        ),
+                    ));
                     continue;
                 }
-                used += block.len();
+                used += cost;
                 blocks.push(ContentBlock::text(block));
             }
             Piece::Media { shown, block } => {
-                blocks.push(ContentBlock::text(format!("--- {shown} ---\n\n")));
+                let header = format!("--- {shown} ---\n\n");
+                used += client_len(&header);
+                blocks.push(ContentBlock::text(header));
                 blocks.push(*block);
             }
             Piece::Skipped { shown, why } => skipped.push((shown, why)),
         }
     }
     let mut tail = Vec::new();
-    if !left_out.is_empty() {
-        tail.push(format!(
-            "Left out to keep the answer under 1 MB ({} files); read them with read_file: {}",
-            left_out.len(),
-            left_out.join(", ")
-        ));
-    }
-    if !skipped.is_empty() {
-        walk::sort_by_path(&mut skipped, |(s, _)| s);
-        let mut list = format!("Skipped {} file(s):", skipped.len());
-        for (what, why) in skipped.iter().take(MAX_SKIPPED_LISTED) {
-            list.push_str(&format!("\n- {what}: {why}"));
-        }
-        if skipped.len() > MAX_SKIPPED_LISTED {
-            list.push_str(&format!(
-                "\n- ... and {} more",
-                skipped.len() - MAX_SKIPPED_LISTED
-            ));
-        }
-        tail.push(list);
-    }
     if let Some(note) = escaped.note() {
         tail.push(note);
     }
@@ -928,6 +920,12 @@ fn render(
             state.config.search_timeout.as_secs()
         ));
     }
+    if !skipped.is_empty() {
+        walk::sort_by_path(&mut skipped, |(s, _)| s);
+        let notes: usize = tail.iter().map(|t| client_len(t) + 1).sum();
+        let room = limit.saturating_sub(used + client_len(END_OF_CONTENT) + notes + 1);
+        tail.insert(0, skipped_list(&skipped, room));
+    }
     // The list of what was left out follows, each part on its own lines.
     let tail = tail
         .into_iter()
@@ -937,9 +935,40 @@ fn render(
         out.extend(tail);
         return out;
     }
-    blocks.push(ContentBlock::text("\n--- End of content ---"));
+    blocks.push(ContentBlock::text(END_OF_CONTENT));
     blocks.extend(tail);
     blocks
+}
+
+/// The block after the files' contents.
+const END_OF_CONTENT: &str = "\n--- End of content ---";
+
+/// What the content leaves for the notes after it and the list of skipped
+/// files (which takes whatever the content did not use).
+fn tail_room(limit: usize) -> usize {
+    (limit / 5).min(4000)
+}
+
+/// "Skipped N file(s):" and one line per file with its reason, as many as
+/// fit in `room` (at most [`MAX_SKIPPED_LISTED`]), then how many more.
+fn skipped_list(skipped: &[(String, String)], room: usize) -> String {
+    let mut list = format!("Skipped {} file(s):", skipped.len());
+    // Room for the last line, whose count is at most the widest.
+    let more_line = |n: usize| format!("\n- ... and {n} more");
+    let room = room.saturating_sub(client_len(&more_line(skipped.len())));
+    let mut listed = 0;
+    for (what, why) in skipped.iter().take(MAX_SKIPPED_LISTED) {
+        let line = format!("\n- {what}: {why}");
+        if client_len(&list) + client_len(&line) > room {
+            break;
+        }
+        list.push_str(&line);
+        listed += 1;
+    }
+    if listed < skipped.len() {
+        list.push_str(&more_line(skipped.len() - listed));
+    }
+    list
 }
 
 /// Reads files on a few threads, keeping their order.

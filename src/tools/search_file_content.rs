@@ -16,6 +16,7 @@ use crate::discovery::walk::{
     HiddenEntries, SEARCH_EXCLUDED_DIRS, SEARCH_EXCLUDED_EXTENSIONS, TOO_DEEP_NOTE, WalkOptions,
 };
 use crate::mcp::params::{Alias, JsonObject};
+use crate::text::budget::{AnswerBudget, Listing};
 
 /// Matches returned when no cap is given.
 pub const DEFAULT_TOTAL_MAX: i64 = 100;
@@ -347,26 +348,42 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     if outcome.cancelled {
         return Err("The search was cancelled.".into());
     }
-    super::text(format_outcome(
-        &params.pattern,
-        &shown_path,
-        &filter,
+    let asked = Asked {
+        pattern: &params.pattern,
+        path: &shown_path,
+        filter: &filter,
         names_only,
         total_max,
-        timeout.as_secs(),
-        outcome,
-    ))
+        timeout_secs: timeout.as_secs(),
+        dialect: ctx.state.config.dialect,
+        budget: ctx.state.config.answer_budget,
+    };
+    super::text(format_outcome(&asked, outcome))
 }
 
-fn format_outcome(
-    pattern: &str,
-    path: &str,
-    filter: &str,
+/// What the answer repeats of the request, and how it is shaped.
+struct Asked<'a> {
+    pattern: &'a str,
+    path: &'a str,
+    filter: &'a str,
     names_only: bool,
     total_max: usize,
     timeout_secs: u64,
-    outcome: Outcome,
-) -> String {
+    dialect: Dialect,
+    budget: AnswerBudget,
+}
+
+fn format_outcome(asked: &Asked, outcome: Outcome) -> String {
+    let Asked {
+        pattern,
+        path,
+        filter,
+        names_only,
+        total_max,
+        timeout_secs,
+        dialect,
+        budget,
+    } = *asked;
     let timed_out = outcome.timed_out.then(|| {
         format!(
             "\n(The search stopped after {timeout_secs} s and shows what it found until then. \
@@ -386,43 +403,88 @@ fn format_outcome(
     } else {
         String::new()
     };
-    let mut out = if names_only {
-        let n = outcome.files.len();
-        let mut out = format!(
-            "Found {n} files with matches for pattern \"{pattern}\" in path \"{path}\"{filter}{limited}:"
-        );
-        for f in &outcome.files {
-            out.push('\n');
-            out.push_str(&f.rel);
-        }
-        out
-    } else {
-        let n: usize = outcome.files.iter().map(|f| f.matches).sum();
-        let term = if n == 1 { "match" } else { "matches" };
-        let mut out = format!(
-            "Found {n} {term} for pattern \"{pattern}\" in path \"{path}\"{filter}{limited}:\n---\n"
-        );
-        for f in &outcome.files {
-            out.push_str("File: ");
-            out.push_str(&f.rel);
-            out.push('\n');
-            for line in &f.lines {
-                let sep = if line.is_match { ':' } else { '-' };
-                out.push_str(&format!("L{}{sep} {}\n", line.number, line.text));
-            }
-            out.push_str("---\n");
-        }
-        // The text ends with the last `---`.
-        out.truncate(out.trim_end().len());
-        out
-    };
+    let mut tail = String::new();
     if let Some(note) = timed_out {
-        out.push_str(&note);
+        tail.push_str(&note);
     }
     if let Some(note) = outcome.escaped.note() {
-        out.push('\n');
-        out.push_str(&note);
+        tail.push('\n');
+        tail.push_str(&note);
     }
-    out.push_str(too_deep.as_deref().unwrap_or(""));
-    out
+    tail.push_str(too_deep.as_deref().unwrap_or(""));
+    let narrow = match dialect {
+        Dialect::Gemini024 => "'path' or 'include'",
+        Dialect::GeminiCurrent => "'dir_path' or 'include_pattern'",
+    };
+    let limit = budget.limit_or(0);
+    if names_only {
+        let n = outcome.files.len();
+        let head = format!(
+            "Found {n} files with matches for pattern \"{pattern}\" in path \"{path}\"{filter}{limited}:"
+        );
+        let paths: Vec<&str> = outcome.files.iter().map(|f| f.rel.as_str()).collect();
+        let listing = Listing {
+            head: &head,
+            items: &paths,
+            more: 0,
+            tail: &tail,
+        };
+        return listing.fit(budget, |shown| {
+            format!(
+                "... and {} more files not listed: the answer stops at {limit} characters. \
+                 Narrow the search with {narrow} to see them.",
+                n - shown
+            )
+        });
+    }
+    let n: usize = outcome.files.iter().map(|f| f.matches).sum();
+    let term = if n == 1 { "match" } else { "matches" };
+    let head = format!(
+        "Found {n} {term} for pattern \"{pattern}\" in path \"{path}\"{filter}{limited}:\n---"
+    );
+    // One item per line of the answer: each file's name, its lines, and
+    // the rule after it. `matches_before[i]`: match lines among the first i.
+    let mut lines = Vec::new();
+    let mut matches_before = vec![0];
+    let mut files_of = Vec::new();
+    for f in &outcome.files {
+        let mut add = |line: String, is_match: bool| {
+            lines.push(line);
+            let before = matches_before.last().copied().unwrap_or(0);
+            matches_before.push(before + usize::from(is_match));
+            files_of.push(f.rel.as_str());
+        };
+        add(format!("File: {}", f.rel), false);
+        for line in &f.lines {
+            let sep = if line.is_match { ':' } else { '-' };
+            add(format!("L{}{sep} {}", line.number, line.text), line.is_match);
+        }
+        add("---".to_string(), false);
+    }
+    let items: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let listing = Listing {
+        head: &head,
+        items: &items,
+        more: 0,
+        tail: &tail,
+    };
+    let cut_note = |shown: usize| {
+        let through = shown
+            .checked_sub(1)
+            .and_then(|last| files_of.get(last))
+            .map(|f| format!(", through {f}"))
+            .unwrap_or_default();
+        format!(
+            "[The answer stops at {limit} characters: {} of the {n} matches are shown{through}. \
+             Narrow the search with {narrow}, or lower total_max_matches or \
+             max_matches_per_file, to see the rest.]",
+            matches_before.get(shown).copied().unwrap_or(0)
+        )
+    };
+    let mut shown = listing.items_that_fit(budget, cut_note);
+    // A cut ends after a line of a file's own, not on a name or a rule.
+    while shown > 1 && shown < items.len() && !items[shown - 1].starts_with('L') {
+        shown -= 1;
+    }
+    listing.render(shown, cut_note)
 }

@@ -234,23 +234,21 @@ impl Cli {
     }
 }
 
-/// `--answer-budget`: a number of characters (1,000 at least, so that a
-/// note and a line always fit), or `off`.
+/// `--answer-budget`: a number of characters, or `off`.
 fn parse_answer_budget(value: &str) -> Result<AnswerBudget, String> {
     if value.eq_ignore_ascii_case("off") {
         return Ok(AnswerBudget::OFF);
     }
     match value.parse::<usize>() {
         Ok(chars) if chars >= MIN_ANSWER_BUDGET => Ok(AnswerBudget::chars(chars)),
-        Ok(_) => Err(format!(
-            "at least {MIN_ANSWER_BUDGET} characters, or off"
-        )),
+        Ok(_) => Err(format!("at least {MIN_ANSWER_BUDGET} characters, or off")),
         Err(_) => Err("a number of characters, or off".into()),
     }
 }
 
-/// The smallest budget: room for a note and a few lines.
-const MIN_ANSWER_BUDGET: usize = 1000;
+/// The smallest budget: the longest line a tool shows (2,000 characters
+/// and the cut's suffix, up to twice as many UTF-16 units) with its note.
+const MIN_ANSWER_BUDGET: usize = 5000;
 
 /// `rootbound __rootbound-sandbox-supervisor probe`: the layers this kernel
 /// has, as JSON on stdout, for the server that started it

@@ -189,7 +189,8 @@ async fn list_directory_links_and_ten_thousand_entries() {
     symlink(root.join("real_dir"), root.join("link_dir")).unwrap();
     symlink(&outside, root.join("out_link")).unwrap();
     symlink("missing", root.join("dangling")).unwrap();
-    let server = Server::start(&[&root], &[]).await;
+    // Every entry (tests/answer_budget.rs checks the cut at the budget).
+    let server = Server::start(&[&root], &["--answer-budget", "off"]).await;
     let text = server.ok_text("list_directory", json!({"path": "."})).await;
     assert_eq!(
         text,
@@ -359,7 +360,8 @@ async fn glob_caps_output_at_2000_paths() {
     for i in 0..2100 {
         std::fs::write(many.join(format!("{i:04}.txt")), "").unwrap();
     }
-    let server = Server::start(&[&dir.path], &[]).await;
+    // The walk's own cap (tests/answer_budget.rs checks the budget's).
+    let server = Server::start(&[&dir.path], &["--answer-budget", "off"]).await;
     let text = server
         .ok_text("glob", json!({"pattern": "many/*.txt"}))
         .await;
@@ -752,7 +754,8 @@ async fn read_many_files_caps_total_output() {
     for i in 0..5 {
         dir.file(&format!("big{i}.txt"), line.repeat(300));
     }
-    let server = Server::start(&[&dir.path], &[]).await;
+    // Without an answer budget, a fixed cap still bounds the answer.
+    let server = Server::start(&[&dir.path], &["--answer-budget", "off"]).await;
     let text = all_text(
         &server
             .call("read_many_files", json!({"paths": ["*.txt"]}))
@@ -760,7 +763,8 @@ async fn read_many_files_caps_total_output() {
     );
     assert!(text.len() < 1024 * 1024 + 4096, "{}", text.len());
     assert!(
-        text.contains("Left out to keep the answer under 1 MB (3 files)"),
+        text.contains("Skipped 3 file(s):")
+            && text.contains("big4.txt: not shown: the answer stops at 1048576 characters"),
         "{}",
         &text[text.len() - 400..]
     );

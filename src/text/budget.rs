@@ -81,9 +81,9 @@ impl Listing<'_> {
     /// kept when there is any, so that following the notes always moves
     /// on; without a limit every item is kept.
     ///
-    /// `cut_note` gets the number of items shown; its length may depend on
-    /// that number only through digits, so the bound below is taken with
-    /// the widest count.
+    /// `cut_note` gets the number of items shown. Its length is bounded by
+    /// its lengths at none and at all items shown (counts differ only in
+    /// digits, and a note may say more when the budget cut the list).
     pub fn fit(&self, budget: AnswerBudget, cut_note: impl Fn(usize) -> String) -> String {
         let shown = self.items_that_fit(budget, &cut_note);
         self.render(shown, cut_note)
@@ -106,12 +106,15 @@ impl Listing<'_> {
     }
 
     /// How many items [`Listing::fit`] keeps.
-    pub fn items_that_fit(&self, budget: AnswerBudget, cut_note: impl Fn(usize) -> String) -> usize {
+    pub fn items_that_fit(
+        &self,
+        budget: AnswerBudget,
+        cut_note: impl Fn(usize) -> String,
+    ) -> usize {
         let Some(limit) = budget.limit() else {
             return self.items.len();
         };
-        // The note with the widest count it can carry bounds every note.
-        let note = client_len(&cut_note(self.items.len())) + 1;
+        let note = client_len(&cut_note(0)).max(client_len(&cut_note(self.items.len()))) + 1;
         let fixed = client_len(self.head) + client_len(self.tail);
         let all: usize = self.items.iter().map(|i| client_len(i) + 1).sum();
         let due = if self.more > 0 { note } else { 0 };

@@ -45,7 +45,10 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let request = Request::new(&params)?;
     let target = open_target(&ctx.state, &params.path, RangeStyle::StartEnd)?;
     let cap = output_cap(ctx.state.config.answer_budget);
-    run_sized(target.opened.size(), move || file_read(target, request, cap)).await
+    run_sized(target.opened.size(), move || {
+        file_read(target, request, cap)
+    })
+    .await
 }
 
 /// Room for the header and the numbered lines: [`MAX_OUTPUT_CHARS`], or
@@ -124,7 +127,13 @@ fn file_read(target: ReadTarget, request: Request, cap: usize) -> ToolResult {
             if window.total == 1 { "" } else { "s" }
         )));
     }
-    super::text(numbered(&rel, range.start + 1, &window.lines, window.total, cap))
+    super::text(numbered(
+        &rel,
+        range.start + 1,
+        &window.lines,
+        window.total,
+        cap,
+    ))
 }
 
 /// The header, the numbered lines that fit in `cap` characters (as clients

@@ -323,7 +323,9 @@ fn within_budget(mut content: Vec<ContentBlock>, budget: AnswerBudget) -> Vec<Co
     }
     let lines = block.text.lines().count();
     let note = |shown: usize| {
-        format!("\n[rootbound cut this answer at {limit} characters: the first {shown} of its {lines} lines are shown.]")
+        format!(
+            "\n[rootbound cut this answer at {limit} characters: the first {shown} of its {lines} lines are shown.]"
+        )
     };
     let room = limit.saturating_sub(client_len(&note(lines)));
     let end = whole_lines_within(&block.text, room);

@@ -11,8 +11,8 @@ use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run
 use crate::discovery::ignore_rules;
 use crate::fs::reading::{self, Body, ReadFailure};
 use crate::mcp::params::{Alias, JsonObject};
-use crate::text::filekind::Media;
 use crate::text::budget::{AnswerBudget, client_len};
+use crate::text::filekind::Media;
 use crate::text::lines::{LineRange, Window};
 
 /// Lines returned when no limit is given.

@@ -21,9 +21,9 @@ use crate::discovery::walk::{self, SEARCH_EXCLUDED_DIRS, TOO_DEEP_NOTE, Walk, Wa
 use crate::fs::guard::{Guard, Refusal, Resolved};
 use crate::fs::reading::{self, Block, Body, ReadFailure};
 use crate::mcp::params::{Alias, JsonObject};
+use crate::text::budget::client_len;
 use crate::text::filekind::{self, Media};
 use crate::text::lines::LineRange;
-use crate::text::budget::client_len;
 use crate::text::names::{Escaped, escape_name};
 
 /// Text returned in all, at most; files past it are named in a note.

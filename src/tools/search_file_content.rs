@@ -457,7 +457,10 @@ fn format_outcome(asked: &Asked, outcome: Outcome) -> String {
         add(format!("File: {}", f.rel), false);
         for line in &f.lines {
             let sep = if line.is_match { ':' } else { '-' };
-            add(format!("L{}{sep} {}", line.number, line.text), line.is_match);
+            add(
+                format!("L{}{sep} {}", line.number, line.text),
+                line.is_match,
+            );
         }
         add("---".to_string(), false);
     }

@@ -270,7 +270,7 @@ async fn big_listings_searches_and_batches_fit_and_say_what_is_left_out() {
             &text[text.len() - 400..]
         );
         // The last line shown is whole: the next is the one after it.
-        let last = text.lines().filter(|l| l.starts_with('L')).last().unwrap();
+        let last = text.lines().rfind(|l| l.starts_with('L')).unwrap();
         assert_eq!(
             last,
             format!("L{shown}: needle {} {}", shown - 1, "n".repeat(40))

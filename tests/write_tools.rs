@@ -133,7 +133,7 @@ async fn replace_success_message_and_diff() {
     assert_eq!(
         text,
         format!(
-            "Successfully modified file: {}/src/m.rs (1 replacements).\n\n--- a/src/m.rs\n+++ b/src/m.rs\n@@ -1,3 +1,3 @@\n fn a() {{}}\n-fn b() {{}}\n+fn b() {{ todo!() }}\n fn c() {{}}",
+            "Successfully modified file: {}/src/m.rs (1 replacements).\n\n```diff\n--- a/src/m.rs\n+++ b/src/m.rs\n@@ -1,3 +1,3 @@\n fn a() {{}}\n-fn b() {{}}\n+fn b() {{ todo!() }}\n fn c() {{}}\n```",
             dir.path.display()
         )
     );
@@ -311,7 +311,7 @@ async fn write_file_creates_and_overwrites_with_exact_messages() {
     assert_eq!(
         text,
         format!(
-            "Successfully overwrote file: {root}/a/b/new.txt.\n\n--- a/a/b/new.txt\n+++ b/a/b/new.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2"
+            "Successfully overwrote file: {root}/a/b/new.txt.\n\n```diff\n--- a/a/b/new.txt\n+++ b/a/b/new.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n```"
         )
     );
     // A new file is written exactly as given, CRLF and all.

@@ -17,6 +17,16 @@ const MAX_INPUT_LINES: usize = 2000;
 /// Time the diff algorithm may take before it settles for a coarser diff.
 const DEADLINE: Duration = Duration::from_millis(20);
 
+/// `diff` in a fenced Markdown block marked `diff`: clients that render
+/// answers as Markdown (Gemini CLI does) otherwise eat its indentation.
+/// The fence is longer than any run of backticks inside, so no line of
+/// the diff can close it.
+pub fn fenced(diff: &str) -> String {
+    let longest_run = diff.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest_run.max(2) + 1);
+    format!("{fence}diff\n{diff}\n{fence}")
+}
+
 /// A unified diff of `old` → `new`, labelled with `name`; empty if equal.
 pub fn unified(old: &str, new: &str, name: &str) -> String {
     if old == new {
@@ -175,6 +185,12 @@ fn changed_region<'a, 'b>(old: &'a str, new: &'b str) -> (usize, &'a str, &'b st
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fence_outlasts_any_backticks_inside() {
+        assert_eq!(fenced("-a\n+b"), "```diff\n-a\n+b\n```");
+        assert_eq!(fenced(" ```\n+````x"), "`````diff\n ```\n+````x\n`````");
+    }
 
     fn numbered(n: usize) -> String {
         (1..=n).map(|i| format!("line {i}\n")).collect()

@@ -75,7 +75,8 @@ const ALIASES: &[Alias] = &[
 const DESCRIPTION: &str = "Reads one file inside the workspace and returns its content as it is: no line numbers \
     are added (use file_read for numbered lines), and a byte-order mark is removed. UTF-8, \
     UTF-16 and UTF-32 text is decoded; bytes that are not valid text show as U+FFFD.\n\n\
-    Long files: at most 2000 lines come back at a time, and a line longer than 2000 \
+    Long files: at most 2000 lines come back at a time (fewer when they would make the answer \
+    longer than the server's answer limit, 39,000 characters by default), and a line longer than 2000 \
     characters is cut, ending in '... [truncated]'. When that happens the answer starts with \
     a note giving the lines shown, the file's total and the 'offset' to ask for next. offset \
     is the 0-based number of the first line (0 is line 1) and limit the number of lines; \
@@ -92,7 +93,8 @@ const DESCRIPTION: &str = "Reads one file inside the workspace and returns its c
 const DESCRIPTION_CURRENT: &str = "Reads one file inside the workspace and returns its content as it is: no line numbers \
     are added (use file_read for numbered lines), and a byte-order mark is removed. UTF-8, \
     UTF-16 and UTF-32 text is decoded; bytes that are not valid text show as U+FFFD.\n\n\
-    Long files: at most 2000 lines come back at a time, and a line longer than 2000 \
+    Long files: at most 2000 lines come back at a time (fewer when they would make the answer \
+    longer than the server's answer limit, 39,000 characters by default), and a line longer than 2000 \
     characters is cut, ending in '... [truncated]'. When that happens the answer starts with \
     a note giving the lines shown, the file's total and the 'start_line' to ask for next. \
     start_line and end_line are 1-based and inclusive; pass them to read just the part you \

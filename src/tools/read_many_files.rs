@@ -141,8 +141,9 @@ macro_rules! how_files_are_read {
     (default true), node_modules, .git, build output (dist, build, coverage), editor \
     folders, archives, office and compiled files, .env, .DS_Store and GEMINI.md are left \
     out, even when named; set it to false to read them. Files .gitignore or .geminiignore \
-    hide are left out too. The answer ends with a list of every file skipped and why, so you \
-    know what you did not get."
+    hide are left out too. The whole answer stays within the server's answer limit (39,000 \
+    characters by default): files that do not fit are not shown. The answer ends with a list \
+    of every file skipped and why, so you know what you did not get."
     };
 }
 

@@ -270,7 +270,7 @@ fn attempt(
         message.push_str(" The content is unchanged.");
     } else {
         message.push_str("\n\n");
-        message.push_str(&diff);
+        message.push_str(&diff::fenced(&diff));
     }
     message.push_str(&links_note(held));
     Ok(Outcome::Written(message))
@@ -333,7 +333,7 @@ fn failure_message(
                 format!(
                     "Could not find an exact match for 'old_string' in '{abs}'. If previous edits \
                      modified the file or you are modifying lines outside your recent read window, \
-                     please use ReadFile to inspect the target lines before retrying with an exact \
+                     please use read_file to inspect the target lines before retrying with an exact \
                      'old_string'."
                 )
             } else {

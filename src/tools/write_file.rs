@@ -117,7 +117,7 @@ fn write_file(
         message.push_str(" The content is unchanged.");
     } else if !diff.is_empty() {
         message.push_str("\n\n");
-        message.push_str(&diff);
+        message.push_str(&diff::fenced(&diff));
     }
     message.push_str(&links_note(held));
     super::text(message)

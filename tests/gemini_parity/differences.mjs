@@ -94,7 +94,7 @@ function sortBlocks(text) {
 function firstSentence(text) {
   return text
     .replace(/ Here is the updated code:\n[\s\S]*$/, '')
-    .replace(/\n\n--- a\/[\s\S]*$/, '')
+    .replace(/\n\n`{3,}diff\n--- a\/[\s\S]*$/, '')
     .replace(/ The content is unchanged\.$/, '');
 }
 
@@ -373,7 +373,7 @@ export const DIFFERENCES = [
   },
   {
     id: 'write-answers-with-diff',
-    what: 'write_file and replace answer with the first sentence and then a unified diff of the change (or "The content is unchanged."); newer Gemini CLI follows it with the changed region as plain text.',
+    what: 'write_file and replace answer with the first sentence and then a unified diff of the change in a fenced diff block (or "The content is unchanged."); newer Gemini CLI follows it with the changed region as plain text.',
     why: 'A diff shows exactly what changed, including whitespace and line endings, so the model can check its edit without another read.',
     match: (c) => (c.tool === 'write_file' || c.tool === 'replace') && c.kind !== 'schema',
     normalize: (g, o) => [g.error ? g : mapText(g, firstSentence), o.error ? o : mapText(o, firstSentence)],
@@ -426,6 +426,14 @@ export const DIFFERENCES = [
       mapText(g, (t) => t.replace(/^Failed to edit, 0 occurrences found for old_string \([\s\S]*?\)\. Original old_string was \([\s\S]*?\) in (\S+)\. [\s\S]*$/, 'not found in $1')),
       mapText(o, (t) => t.replace(/^Failed to edit, 0 occurrences found for old_string in (\S+)\. [\s\S]*$/, 'not found in $1')),
     ],
+  },
+  {
+    id: 'hints-name-offered-tools',
+    what: 'In gemini-current, the not-found message says to use read_file, the tool this server offers, where Gemini CLI says ReadFile.',
+    why: 'The extension turns Gemini CLI\'s own file tools off, so the model has no tool called ReadFile.',
+    versions: ['0.61'],
+    match: (c) => c.tool === 'replace' && c.kind !== 'schema',
+    normalize: (g, o) => [g, mapText(o, (t) => t.replace('please use read_file to inspect', 'please use ReadFile to inspect'))],
   },
   {
     id: 'missing-file-hint',

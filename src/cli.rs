@@ -122,6 +122,9 @@ pub enum Command {
     /// Print what the bash sandbox enforces on this machine: each property,
     /// the mechanism behind it, and whether this kernel provides it.
     Sandbox,
+    /// Configure a client for this server: `setup gemini` writes the Gemini
+    /// CLI policy that runs the read-only tools without prompts.
+    Setup(crate::setup::SetupArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

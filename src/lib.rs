@@ -10,6 +10,7 @@ pub(crate) mod config;
 pub(crate) mod discovery;
 pub(crate) mod fs;
 pub(crate) mod mcp;
+pub(crate) mod setup;
 pub(crate) mod shell;
 pub(crate) mod text;
 pub(crate) mod tools;
@@ -20,6 +21,7 @@ pub use cli::{Cli, Command, LogLevel, print_sandbox, print_tools, run_call};
 pub use fs::guard::Guard;
 pub use mcp::server::RootboundServer;
 pub use mcp::transport::StdioTransport;
+pub use setup::run_setup;
 pub use shell::sandbox::SUPERVISOR_ARG;
 #[cfg(unix)]
 pub use shell::sandbox::close_on_exec_from;

@@ -10,7 +10,7 @@ use rmcp::service::ServerInitializeError;
 
 use rootbound::{
     Cli, Command, Guard, LogLevel, Registry, RootboundServer, SUPERVISOR_ARG, State,
-    StdioTransport, print_sandbox, print_tools, run_call, run_supervisor,
+    StdioTransport, print_sandbox, print_tools, run_call, run_setup, run_supervisor,
 };
 
 fn main() -> ExitCode {
@@ -30,6 +30,11 @@ fn main() -> ExitCode {
     rootbound::close_on_exec_from(3);
     let cli = Cli::parse();
     init_logging(cli.log_level);
+    // Setup edits a client's configuration: it needs no roots, guard or
+    // runtime, so it runs before they are checked and built.
+    if let Some(Command::Setup(args)) = &cli.command {
+        return ExitCode::from(u8::try_from(run_setup(args)).unwrap_or(1));
+    }
     std::panic::set_hook(Box::new(|info| {
         tracing::error!("panic: {info}");
     }));
@@ -69,6 +74,8 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Some(Command::Tools) => print_tools(&registry),
         Some(Command::Sandbox) => print_sandbox(&registry.state().config),
+        // Returned above; kept here so the match stays exhaustive without a panic.
+        Some(Command::Setup(args)) => run_setup(&args),
         Some(Command::Call { tool, json }) => {
             runtime.block_on(run_call(&registry, &tool, json.as_deref()))
         }

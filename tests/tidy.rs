@@ -19,6 +19,9 @@ const GUARD_LAYER: &[&str] = &[
     // makes and removes the call's private temporary directory. None of it
     // is a path from a request.
     "src/shell/sandbox/",
+    // `rootbound setup` writes the client configuration the user asked it
+    // to (~/.gemini/policies/...), never a path from a request.
+    "src/setup.rs",
 ];
 
 /// Text that means "touching the file system without the guard". Stat-only
@@ -91,9 +94,9 @@ fn lines_breaking(
 }
 
 /// Where `print!` and `println!` may stand: the command-line front end
-/// (`rootbound tools`, `sandbox`, `call`, the sandbox probe). Everywhere
+/// (`rootbound tools`, `sandbox`, `call`, `setup`, the sandbox probe). Everywhere
 /// else stdout is the MCP protocol, and logs go to stderr through `tracing`.
-const FRONT_END: &[&str] = &["src/main.rs", "src/cli.rs"];
+const FRONT_END: &[&str] = &["src/main.rs", "src/cli.rs", "src/setup.rs"];
 
 #[test]
 fn only_the_command_line_front_end_prints_to_stdout() {

@@ -12,7 +12,11 @@
 //! `readOnlyHint = true` annotation, so it follows the server's
 //! configuration by itself: bash declares itself read-only only in the
 //! read-only bash mode, and write_file and replace never do. Those stay with
-//! Gemini CLI's approval mode, as its own write tools do.
+//! Gemini CLI's approval mode, as its own write tools do; its auto-edit mode
+//! runs its own write_file and replace (a default rule that names the
+//! built-in tools, which does not match an MCP server's), so a second rule
+//! does the same for ours. A bash that may write is asked about in every
+//! mode but yolo, as Gemini CLI's own shell is.
 //!
 //! Like `main.rs` and `cli.rs`, this is a command-line front end: it prints
 //! to stdout and writes one file the user asked for, never a path from a
@@ -170,16 +174,25 @@ fn gemini_policy(server_name: &str) -> String {
 # put rules of your own in another file of this directory.
 #
 # Gemini CLI runs its own read-only tools (read_file, glob, ...) without asking.
-# This rule does the same for the tools of the MCP server \"{server_name}\" that
+# The first rule does the same for the tools of the MCP server \"{server_name}\" that
 # declare themselves read-only (readOnlyHint): read_file, list_directory, glob,
 # search_file_content (grep_search), read_many_files, file_read, and bash while
 # the server's bash mode is read-only. write_file, replace and a bash that may
 # write declare readOnlyHint = false, so they stay with Gemini CLI's approval
-# mode, as its own write tools do. A rule of yours above priority {RULE_PRIORITY} wins.
+# mode, as its own write tools do: the second rule lets the auto-edit mode run
+# write_file and replace, as it runs Gemini CLI's own. A rule of yours above
+# priority {RULE_PRIORITY} wins.
 [[rule]]
 mcpName = \"{server_name}\"
 toolName = \"*\"
 toolAnnotations = {{ readOnlyHint = true }}
+decision = \"allow\"
+priority = {RULE_PRIORITY}
+
+[[rule]]
+mcpName = \"{server_name}\"
+toolName = [\"write_file\", \"replace\"]
+modes = [\"autoEdit\"]
 decision = \"allow\"
 priority = {RULE_PRIORITY}
 "
@@ -280,7 +293,7 @@ mod tests {
     }
 
     #[test]
-    fn the_policy_allows_the_servers_read_only_tools_and_nothing_else() {
+    fn the_policy_allows_read_only_tools_always_and_edits_in_auto_edit_mode() {
         let policy = gemini_policy("rootbound");
         assert!(policy.starts_with(MARKER));
         let rules: Vec<&str> = policy
@@ -294,6 +307,13 @@ mod tests {
                 "mcpName = \"rootbound\"",
                 "toolName = \"*\"",
                 "toolAnnotations = { readOnlyHint = true }",
+                "decision = \"allow\"",
+                "priority = 100",
+                "",
+                "[[rule]]",
+                "mcpName = \"rootbound\"",
+                "toolName = [\"write_file\", \"replace\"]",
+                "modes = [\"autoEdit\"]",
                 "decision = \"allow\"",
                 "priority = 100",
             ]

@@ -269,31 +269,37 @@ function toolsOffered() {
         // Without setup every mode gives the same answer (none of ours);
         // the configured 0.24 server shows it in every mode, the others once.
         if (!setup && mode !== "read-only" && clientName !== "configured gemini-0.24") continue;
-        cases.push({ clientName, client, mode, setup });
+        cases.push({ clientName, client, mode, setup, approval: "default" });
+      }
+      // Auto-edit runs Gemini CLI's own write_file and replace; after setup
+      // it runs ours too, and a bash that may write still is not offered.
+      if (mode === "read-only" || mode === "unrestricted") {
+        cases.push({ clientName, client, mode, setup: true, approval: "auto_edit" });
       }
     }
   }
-  for (const { clientName, client, mode, setup } of cases) {
-    const group = `tools offered: ${clientName}, bash ${mode}, ${setup ? "after setup" : "no setup"}`;
+  for (const { clientName, client, mode, setup, approval } of cases) {
+    const group = `tools offered: ${clientName}, bash ${mode}, ${setup ? "after setup" : "no setup"}, ${approval}`;
     const home = makeHome("tools");
     const project = makeProject("tools");
     if (setup) runSetup(home, group);
     connect(client, mode, home, project, group);
     let run;
     try {
-      run = runGemini({ home, project, turns: [], label: "tools" });
+      run = runGemini({ home, project, turns: [], label: "tools", approvalMode: approval });
     } catch (e) {
       check(group, "Gemini CLI ran", false, e.message);
       continue;
     }
     const offered = ours(run.offered);
-    table.push(`${clientName.padEnd(26)} ${mode.padEnd(13)} ${(setup ? "setup" : "none").padEnd(6)} ${offered.join(", ") || "(none)"}`);
+    table.push(`${clientName.padEnd(26)} ${mode.padEnd(13)} ${(setup ? "setup" : "none").padEnd(6)} ${approval.padEnd(9)} ${offered.join(", ") || "(none)"}`);
     if (!setup) {
-      check(group, "none of the server's tools without a policy (headless, default approval)", offered.length === 0,
+      check(group, "none of the server's tools without a policy (headless)", offered.length === 0,
         `offered: ${offered.join(", ")}`);
     } else {
-      const expected = [...READ_TOOLS[client.dialect], ...(mode === "read-only" ? ["bash"] : [])].sort();
-      check(group, `exactly the read-only tools${mode === "read-only" ? " and bash" : ""}`,
+      const edits = approval === "auto_edit" ? WRITE_TOOLS : [];
+      const expected = [...READ_TOOLS[client.dialect], ...(mode === "read-only" ? ["bash"] : []), ...edits].sort();
+      check(group, `exactly the read-only tools${mode === "read-only" ? " and bash" : ""}${edits.length ? ", write_file and replace" : ""}`,
         JSON.stringify([...offered].sort()) === JSON.stringify(expected),
         `offered: ${offered.join(", ")}; expected: ${expected.join(", ")}`);
     }
@@ -302,7 +308,7 @@ function toolsOffered() {
       check(group, "Gemini CLI's built-in file tools are off", builtIns.length === 0, `still offered: ${builtIns.join(", ")}`);
     }
   }
-  note(`tools offered to the model by headless gemini -p (default approval), ours only:\n    ${"client".padEnd(26)} ${"bash mode".padEnd(13)} policy ${"tools"}\n    ${table.join("\n    ")}`);
+  note(`tools offered to the model by headless gemini -p, ours only:\n    ${"client".padEnd(26)} ${"bash mode".padEnd(13)} policy ${"approval".padEnd(9)} tools\n    ${table.join("\n    ")}`);
 }
 
 // --- 2. A long read, followed to its end --------------------------------------

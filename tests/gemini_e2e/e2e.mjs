@@ -14,6 +14,7 @@
 //   ROOTBOUND_EXTENSION an assembled extension folder (bin/rootbound inside)
 //   E2E_SCRATCH         a scratch folder for homes, projects and dumps
 //   E2E_ONLY            optional: run only the groups whose name contains it
+// The interactive group also needs tmux.
 //
 // Every check is reported; the exit status is 1 if any failed.
 import fs from "node:fs";
@@ -488,6 +489,69 @@ function setupOutput() {
     other.status === 0 && fs.existsSync(path.join(viaGeminiHome, ".gemini", "policies", "rootbound.toml")), other.stdout + other.stderr);
 }
 
+// --- 5. Prompts in an interactive session -------------------------------------
+
+// Gemini CLI starts its interactive UI only on a terminal and outside CI, so
+// it runs in tmux with an environment of its own; the screen is read back.
+function tmux(...args) {
+  return spawnSync("tmux", args, { encoding: "utf8" });
+}
+
+function interactivePrompts() {
+  if (spawnSync("tmux", ["-V"]).status !== 0) {
+    check("interactive", "tmux is installed (needed to read Gemini CLI's screen)", false);
+    return;
+  }
+  const cases = [
+    ["configured gemini-0.24", true],
+    ["extension", true],
+    ["configured gemini-0.24", false],
+  ];
+  for (const [clientName, setup] of cases) {
+    const client = CLIENTS[clientName];
+    const group = `interactive: ${clientName}, ${setup ? "after setup" : "no setup"}, default approval`;
+    const home = makeHome("interactive");
+    const project = makeProject("interactive");
+    if (setup) runSetup(home, group);
+    connect(client, "read-only", home, project, group);
+    const tmp = freshDir("interactive-tmp");
+    const responses = path.join(tmp, "responses.jsonl");
+    const readArgs = client.dialect === "gemini-current" ? { file_path: "code.rs" } : { path: "code.rs" };
+    const turns = [
+      [[mcpName("read_file"), readArgs]],
+      [[mcpName("write_file"), { file_path: "new.txt", content: "new\n" }]],
+    ];
+    fs.writeFileSync(responses, [ROUTER_ANSWER, ...turns.map(modelTurn)].map((r) => JSON.stringify(r)).join("\n") + "\n");
+    const session = `rootbound-e2e-${process.pid}-${counter}`;
+    const env = Object.entries({ ...baseEnv(home, tmp), TERM: "xterm-256color" })
+      .map(([k, v]) => `${k}='${v}'`).join(" ");
+    const started = tmux("new-session", "-d", "-s", session, "-x", "200", "-y", "80",
+      `cd '${project}' && env -i ${env} '${geminiBin}' --fake-responses '${responses}' -i 'Read code.rs, then write new.txt.'; sleep 600`);
+    if (started.status !== 0) {
+      check(group, "tmux started Gemini CLI", false, started.stderr);
+      continue;
+    }
+    // Waits until the screen shows the write's question, or the read's.
+    let screen = "";
+    const deadline = Date.now() + 120_000;
+    const question = (tool) => new RegExp(`Allow execution of MCP tool "${tool}" from server "${SERVER}"`);
+    while (Date.now() < deadline) {
+      screen = tmux("capture-pane", "-t", session, "-p", "-S", "-200").stdout ?? "";
+      if (question("write_file").test(screen) || question("read_file").test(screen)) break;
+      spawnSync("sleep", ["1"]);
+    }
+    tmux("kill-session", "-t", session);
+    const screenExcerpt = excerpt(screen.replace(/\n\s*\n/g, "\n"), 3000);
+    if (setup) {
+      check(group, "read_file runs without a question", !question("read_file").test(screen) && /✓\s+read_file/.test(screen), screenExcerpt);
+      check(group, "write_file asks first, as Gemini CLI's own write tools do", question("write_file").test(screen), screenExcerpt);
+    } else {
+      check(group, "without setup even read_file asks first", question("read_file").test(screen), screenExcerpt);
+    }
+    check(group, "nothing was written while the question is open", !fs.existsSync(path.join(project, "new.txt")));
+  }
+}
+
 // --- Main -------------------------------------------------------------------
 
 const groups = [
@@ -495,6 +559,7 @@ const groups = [
   ["tools", toolsOffered],
   ["read", longRead],
   ["edits", editsAndBash],
+  ["interactive", interactivePrompts],
 ];
 for (const [name, run] of groups) {
   if (only && !name.includes(only)) continue;

@@ -4,14 +4,15 @@
 # both dialects and for the linked extension: which tools headless mode
 # offers per bash mode with and without `rootbound setup gemini`, a long
 # read followed to its end with no answer cut by the client, a failed
-# replace's hint, bash refused and allowed. The checks are in e2e.mjs.
+# replace's hint, bash refused and allowed, and which calls an interactive
+# session (in tmux) asks about. The checks are in e2e.mjs.
 #
 # Gemini CLI is installed, pinned, into a scratch folder outside the
 # repository (shared with tests/real_clients.sh). Anything missing fails the
 # script: nothing is skipped.
 #
 #   ROOTBOUND_BIN=path   the binary to test (default: this tree, built debug)
-#   E2E_ONLY=group       run one group of e2e.mjs: setup, tools, read, edits
+#   E2E_ONLY=group       run one group of e2e.mjs: setup, tools, read, edits, interactive
 set -euo pipefail
 
 GEMINI_CLI_VERSION=0.61.0
@@ -25,6 +26,7 @@ step() { echo "gemini e2e: $*" >&2; }
 
 command -v node >/dev/null || fail "node is not installed"
 command -v npm >/dev/null || fail "npm is not installed"
+command -v tmux >/dev/null || fail "tmux is not installed (the interactive checks read Gemini CLI's screen)"
 
 if [ -n "${ROOTBOUND_BIN:-}" ]; then
   bin=$ROOTBOUND_BIN

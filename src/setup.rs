@@ -350,7 +350,13 @@ mod tests {
     #[test]
     fn setup_creates_then_leaves_alone_then_updates_its_own_file() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(".gemini/policies/rootbound.toml");
+        // Joined part by part, so that it is shown with the platform's
+        // separators, as setup shows it.
+        let path = dir
+            .path()
+            .join(".gemini")
+            .join("policies")
+            .join("rootbound.toml");
 
         let dry = setup(dir.path(), true, "rootbound").unwrap();
         assert!(dry.starts_with("Would create"), "{dry}");

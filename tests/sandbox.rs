@@ -532,6 +532,66 @@ async fn outside_paths_do_not_exist_inside_a_call() {
     }
 }
 
+/// A root inside a root, whose way a concurrent call swaps for a link to
+/// outside while another call builds its view: the second call's view must
+/// not mount the outside directory at the nested root's path (Landlock
+/// alone would still refuse its contents; the view must not even show it).
+#[tokio::test]
+async fn a_nested_roots_way_swapped_for_a_link_brings_nothing_from_outside() {
+    if !has("mount_ns") {
+        return skip("a_nested_roots_way_swapped", "no mount namespace");
+    }
+    let tmp = Scratch::new();
+    let root = tmp.dir("d/r");
+    let nested = tmp.dir("d/r/sub/shared");
+    tmp.file("d/shared/secret", "SECRET\n");
+    let outside = tmp.path.join("d/shared");
+    let mut cmd = tokio::process::Command::new(common::BIN);
+    cmd.arg("--root")
+        .arg(&root)
+        .arg("--root")
+        .arg(&nested)
+        .args(["--bash-mode", "unrestricted"])
+        .env("RUST_LOG", "error");
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let server = Server {
+        client: rmcp::ServiceExt::serve((), transport).await.unwrap(),
+    };
+    let swap = "mv sub sub.old && ln -s .. sub && sleep 4; rm sub; mv sub.old sub";
+    let probe = format!(
+        "stat -c %i {o}; cat {o}/secret; echo pwned > {o}/marker",
+        o = outside.display()
+    );
+    // The probe starts, and builds its view, while the swap is in place.
+    let (_, probed) = tokio::join!(server.call("bash", json!({"command": swap})), async {
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        server.call("bash", json!({"command": probe})).await
+    });
+    let a = BashAnswer::parse(&all_text(&probed));
+    assert!(
+        !a.stdout.contains("SECRET"),
+        "the outside file was read: {a:?}"
+    );
+    assert!(
+        !outside.join("marker").exists(),
+        "the call wrote outside the roots"
+    );
+    assert!(
+        a.stderr.contains(&format!(
+            "'{}': No such file or directory",
+            outside.display()
+        )),
+        "the outside directory is in the view: {a:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.join("secret")).unwrap(),
+        "SECRET\n"
+    );
+}
+
 #[tokio::test]
 async fn the_private_temporary_directory_is_removed() {
     let l = Layout::new();

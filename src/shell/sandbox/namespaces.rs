@@ -338,29 +338,40 @@ pub fn protect(protect: &super::Protect) -> Result<(), String> {
     Ok(())
 }
 
-fn bind_over_itself(path: &std::path::Path, read_only: bool) -> Result<(), String> {
-    use std::os::fd::{AsRawFd, FromRawFd};
+/// Opens `path` (`O_PATH`) without following a link anywhere on its way,
+/// the last component included: a link there is opened as the link.
+fn open_without_links(path: &std::path::Path) -> rustix::io::Result<OwnedFd> {
     let how = rustix::fs::ResolveFlags::NO_SYMLINKS | rustix::fs::ResolveFlags::NO_MAGICLINKS;
     let flags =
         rustix::fs::OFlags::PATH | rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC;
-    let opened = rustix::fs::openat2(rustix::fs::CWD, path, flags, rustix::fs::Mode::empty(), how)
-        .or_else(|e| match e {
+    rustix::fs::openat2(rustix::fs::CWD, path, flags, rustix::fs::Mode::empty(), how).or_else(|e| {
+        match e {
             // Kernels before openat2: the last component is still not followed.
             rustix::io::Errno::NOSYS => {
                 rustix::fs::openat(rustix::fs::CWD, path, flags, rustix::fs::Mode::empty())
             }
             e => Err(e),
-        });
-    let target = match opened {
+        }
+    })
+}
+
+/// Whether what `opened` opened (without following it) is a link.
+fn is_link(opened: &OwnedFd) -> bool {
+    rustix::fs::fstat(opened).is_ok_and(|s| {
+        rustix::fs::FileType::from_raw_mode(s.st_mode) == rustix::fs::FileType::Symlink
+    })
+}
+
+fn bind_over_itself(path: &std::path::Path, read_only: bool) -> Result<(), String> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let target = match open_without_links(path) {
         Ok(fd) => fd,
         Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR | rustix::io::Errno::LOOP) => {
             return Ok(());
         }
         Err(e) => return Err(format!("protecting {}: {e}", path.display())),
     };
-    if rustix::fs::fstat(&target).is_ok_and(|s| {
-        rustix::fs::FileType::from_raw_mode(s.st_mode) == rustix::fs::FileType::Symlink
-    }) {
+    if is_link(&target) {
         return Ok(());
     }
     // SAFETY: open_tree with a valid descriptor and an empty C string.
@@ -435,6 +446,51 @@ fn open_tree(path: &std::path::Path) -> Result<OwnedFd, String> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
 }
 
+/// A detached copy of the mount tree at `opened` (see [`open_without_links`]).
+fn open_tree_at(opened: &OwnedFd, path: &std::path::Path) -> Result<OwnedFd, String> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    // SAFETY: open_tree with a valid descriptor and an empty C string.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_open_tree,
+            opened.as_raw_fd(),
+            c"".as_ptr(),
+            (libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC) as libc::c_uint
+                | libc::AT_RECURSIVE as libc::c_uint
+                | libc::AT_EMPTY_PATH as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        return Err(os_error(&format!(
+            "copying the mount of {}",
+            path.display()
+        )));
+    }
+    // SAFETY: the kernel gave us this descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+}
+
+/// Mounts a detached tree on what `target` opened (see
+/// [`open_without_links`]).
+fn move_tree_onto(tree: &OwnedFd, target: &OwnedFd, to: &std::path::Path) -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: move_mount between two valid descriptors, empty paths.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            tree.as_raw_fd(),
+            c"".as_ptr(),
+            target.as_raw_fd(),
+            c"".as_ptr(),
+            libc::MOVE_MOUNT_F_EMPTY_PATH | libc::MOVE_MOUNT_T_EMPTY_PATH,
+        )
+    };
+    if rc != 0 {
+        return Err(os_error(&format!("mounting {}", to.display())));
+    }
+    Ok(())
+}
+
 fn set_tree_attributes(tree: &OwnedFd, set: u64, clear: u64) -> Result<(), String> {
     use std::os::fd::AsRawFd;
     let attr = MountAttr {
@@ -481,6 +537,14 @@ fn move_tree(tree: &OwnedFd, to: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether `path` is one of the system's own paths a view holds (not a
+/// root or a directory the user named).
+fn is_system_path(path: &std::path::Path) -> bool {
+    [super::SYSTEM_DIRS, super::ETC_FILES, super::DEVICES]
+        .iter()
+        .any(|list| list.iter().any(|p| std::path::Path::new(p) == path))
+}
+
 /// Where the new root is built before the switch: any directory the host
 /// has. What lies beneath it was copied first, so nothing is lost.
 const BUILD_AT: &str = "/tmp";
@@ -513,7 +577,26 @@ pub fn enter_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<()
             }
             continue;
         }
-        let tree = open_tree(path)?;
+        // The system's own paths are taken as the host has them; the roots
+        // and --bash-read directories, canonical when the server started,
+        // are opened without following any link, so a directory on their
+        // way that a command swapped for a link cannot bring a path from
+        // outside into the view (the source is then left out).
+        let tree = if is_system_path(path) {
+            open_tree(path)?
+        } else {
+            match open_without_links(path) {
+                Ok(opened) if !is_link(&opened) => open_tree_at(&opened, path)?,
+                Ok(_) => {
+                    tracing::warn!("left {} out of the call's view: a link", path.display());
+                    continue;
+                }
+                Err(e) => {
+                    tracing::warn!("left {} out of the call's view: {e}", path.display());
+                    continue;
+                }
+            }
+        };
         let (set, clear) = match access {
             Access::ReadOnly => (libc::MOUNT_ATTR_RDONLY | libc::MOUNT_ATTR_NOSUID, 0),
             Access::Writable => (
@@ -567,7 +650,18 @@ pub fn enter_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<()
                     };
                     created.map_err(|e| made("making", &at, e))?;
                 }
-                move_tree(tree, &at)?;
+                // A source inside another (a root inside a root) is mounted
+                // on the path its copy holds: never through a link a
+                // command put on that path.
+                match open_without_links(&at) {
+                    Ok(target) if !is_link(&target) => move_tree_onto(tree, &target, &at)?,
+                    Ok(_) => {
+                        tracing::warn!("left {} out of the call's view: a link", path.display())
+                    }
+                    Err(e) => {
+                        tracing::warn!("left {} out of the call's view: {e}", path.display());
+                    }
+                }
             }
         }
     }

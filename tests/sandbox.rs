@@ -650,9 +650,8 @@ fn only_entry(dir: &Path) -> PathBuf {
 async fn temporary_directories_of_dead_servers_are_removed_by_the_next_server() {
     let l = Layout::new();
     // SAFETY: geteuid cannot fail.
-    let user_dir = l
-        .temp_base()
-        .join(format!("rootbound-{}", unsafe { libc::geteuid() }));
+    let euid = unsafe { libc::geteuid() };
+    let user_dir = l.temp_base().join(format!("rootbound-{euid}"));
     std::fs::create_dir_all(&user_dir).unwrap();
     std::fs::set_permissions(&user_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
     let stale = user_dir.join("2147483-1");
@@ -664,10 +663,8 @@ async fn temporary_directories_of_dead_servers_are_removed_by_the_next_server() 
     std::fs::create_dir_all(&live).unwrap();
     let held = std::fs::File::create(live.join("lock")).unwrap();
     // SAFETY: flock on a descriptor we own.
-    assert_eq!(
-        unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&held), libc::LOCK_EX) },
-        0
-    );
+    let locked = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&held), libc::LOCK_EX) };
+    assert_eq!(locked, 0);
     let users_data = l.temp_base().join("rootbound-3999999-mydata");
     std::fs::create_dir_all(&users_data).unwrap();
     std::fs::write(users_data.join("notes.txt"), "mine").unwrap();

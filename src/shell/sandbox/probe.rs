@@ -109,6 +109,7 @@ fn try_namespaces(user: bool) -> i32 {
             unsafe { libc::_exit(found) };
         }
         Ok(namespaces::Cloned::Parent(pidfd)) => {
+            // SAFETY: siginfo_t is plain data, valid when all zero.
             let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
             // SAFETY: waiting for our own child through its pidfd.
             unsafe {

@@ -187,8 +187,10 @@ pub fn rename_into(file: &File, dir: &File, name: &OsStr, replace: bool) -> io::
             wide.len(),
         );
     }
-    // SAFETY: as above; `status_block` is a live local.
+    // SAFETY: IO_STATUS_BLOCK is plain data, valid when all zero.
     let mut status_block: IO_STATUS_BLOCK = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; `status_block` is a live local, and the buffer
+    // holds a FILE_RENAME_INFORMATION of `size` bytes.
     let status = unsafe {
         NtSetInformationFile(
             file.as_raw_handle() as HANDLE,

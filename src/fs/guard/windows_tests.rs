@@ -249,6 +249,7 @@ fn wine_unix_path(path: &Path) -> Option<String> {
     // (left allocated: tests only).
     let function: UnixName = unsafe { std::mem::transmute(function) };
     let wide: Vec<u16> = path.as_os_str().encode_wide().chain([0]).collect();
+    // SAFETY: a NUL-terminated wide string, as the function takes.
     let unix = unsafe { function(wide.as_ptr()) };
     if unix.is_null() {
         return None;

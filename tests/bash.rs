@@ -1380,3 +1380,23 @@ async fn modes_off_and_read_only() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
 }
+
+/// A line that runs git beside another program runs with nothing writable,
+/// even in a server whose calls may write: its copy of the prepared view
+/// has the roots read-only (the mount, not only Landlock, refuses), while
+/// the next writable call writes as before.
+#[tokio::test]
+async fn a_read_only_call_in_a_writable_server_sees_the_roots_read_only() {
+    let l = Layout::new();
+    l.git_repo();
+    let server = l
+        .server(&["--bash-mode", "allowlist", "--bash-allow", "touch"])
+        .await;
+    let (error, text) = bash(&server, "git status -s; touch made.txt").await;
+    assert!(!error, "{text}");
+    assert!(text.contains("Read-only file system"), "{text}");
+    assert!(!l.root().join("made.txt").exists());
+    let (error, text) = bash(&server, "touch made.txt").await;
+    assert!(!error && text.starts_with("[exit code: 0]"), "{text}");
+    assert!(l.root().join("made.txt").exists());
+}

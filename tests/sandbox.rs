@@ -1297,3 +1297,40 @@ async fn commands_start_with_default_signal_handling() {
     let a = sh(&server, "kill -TERM 0").await;
     assert_eq!(a.status, "[killed by signal SIGTERM]", "{a:?}");
 }
+
+/// Each call's file system view is a copy of one the fork server built
+/// once; a root replaced by another directory of the same name while the
+/// server runs makes the next call see, and write, the new one, never the
+/// old (the view is built again).
+#[tokio::test]
+async fn a_root_replaced_while_the_server_runs_is_the_one_the_next_call_sees() {
+    if !has("mount_ns") {
+        skip(
+            "root_replaced",
+            "no mount namespace: calls see the host's tree",
+        );
+        return;
+    }
+    let l = Layout::new();
+    let server = l.server(&[]).await;
+    let a = sh(&server, "cat inside.txt && echo old > written.txt").await;
+    assert_eq!(a.stdout, "inside", "{a:?}");
+    let root = l.root();
+    let old = l.tmp.path.join("root.old");
+    std::fs::rename(&root, &old).unwrap();
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("inside.txt"), "new\n").unwrap();
+    let a = sh(&server, "cat inside.txt && echo new > written.txt").await;
+    assert_eq!(a.stdout, "new", "{a:?}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("written.txt")).unwrap(),
+        "new\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(old.join("written.txt")).unwrap(),
+        "old\n"
+    );
+    // And a second call after the rebuild still sees the new root.
+    let a = sh(&server, "ls").await;
+    assert_eq!(a.stdout, "inside.txt\nwritten.txt", "{a:?}");
+}

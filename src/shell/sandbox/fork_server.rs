@@ -9,7 +9,10 @@
 //! four descriptors over a `SOCK_SEQPACKET` socket (the plan to read, the
 //! output and error pipes, the report pipe), forks a per-call supervisor
 //! that takes them as its descriptors 0 to 3, and sends back a pidfd of it,
-//! with which the server can stop it without any pid-reuse race.
+//! with which the server can stop it without any pid-reuse race. Where the
+//! call's view can be built once, a template process of its own
+//! ([`Template`]) holds it and forks the supervisors instead, after the
+//! fork server has checked that the view is still current.
 //!
 //! It is single-threaded, so forking is safe, and it dies with the server
 //! (`PR_SET_PDEATHSIG`); every per-call supervisor dies with it.
@@ -31,6 +34,7 @@ use rustix::net::{
 };
 
 use super::supervisor::{self, Prebuilt};
+use super::template::{self, Template};
 use super::{Confinement, Layers, SUPERVISOR_ARG, namespaces, probe};
 
 /// The largest message: the server's confinement (roots and directories).
@@ -48,7 +52,7 @@ pub struct ForkServer {
     pub layers: Layers,
 }
 
-fn send(socket: &OwnedFd, bytes: &[u8], fds: &[BorrowedFd<'_>]) -> std::io::Result<()> {
+pub(super) fn send(socket: &OwnedFd, bytes: &[u8], fds: &[BorrowedFd<'_>]) -> std::io::Result<()> {
     let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(4))];
     let mut control = SendAncillaryBuffer::new(&mut space);
     if !fds.is_empty() && !control.push(SendAncillaryMessage::ScmRights(fds)) {
@@ -66,7 +70,7 @@ fn send(socket: &OwnedFd, bytes: &[u8], fds: &[BorrowedFd<'_>]) -> std::io::Resu
 }
 
 /// One message and the descriptors that came with it. Empty at end of input.
-fn receive(socket: &OwnedFd, max: usize) -> std::io::Result<(Vec<u8>, Vec<OwnedFd>)> {
+pub(super) fn receive(socket: &OwnedFd, max: usize) -> std::io::Result<(Vec<u8>, Vec<OwnedFd>)> {
     let mut buf = vec![0u8; max];
     let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(4))];
     let mut control = RecvAncillaryBuffer::new(&mut space);
@@ -213,11 +217,15 @@ pub fn main() -> i32 {
         return 1;
     };
     base.layers = probe::probe_here();
-    let prebuilt = Prebuilt::new(&base);
+    let mut prebuilt = Prebuilt::new(&base);
     let hello = serde_json::to_vec(&base.layers).unwrap_or_default();
     if send(&socket, &hello, &[]).is_err() {
         return 1;
     }
+    // Where it can, each call's mount namespace is a copy of a view built
+    // once (a new one when it went stale); else each call builds its own.
+    let mut template = Template::start(&prebuilt, &[socket.as_fd()]).ok();
+    let templated = template.is_some();
     // The server learns how a call ended from its report pipe and stops it
     // through its pidfd; here ended supervisors are only reaped, after the
     // pidfd is taken, so that no pid is reused before it is.
@@ -230,7 +238,22 @@ pub fn main() -> i32 {
         if message.is_empty() && fds.is_empty() {
             return 0;
         }
-        let answer = match fork_call(&socket, &prebuilt, fds) {
+        if templated && template.as_ref().is_none_or(Template::is_stale) {
+            // The old template is let go first, so that the new one does
+            // not hold its socket open: it finishes its calls and exits.
+            drop(template.take());
+            // The paths the Landlock ruleset grants were opened by name
+            // too: a replaced root is opened again.
+            prebuilt = Prebuilt::new(&prebuilt.base.clone());
+            let mut held = vec![socket.as_fd()];
+            held.extend(fds.iter().map(AsFd::as_fd));
+            template = Template::start(&prebuilt, &held).ok();
+        }
+        let launched = match &template {
+            Some(current) => current.launch(&fds).inspect_err(|_| template = None),
+            None => fork_call(&socket, &prebuilt, fds, None),
+        };
+        let answer = match launched {
             Ok(pidfd) => send(&socket, b"ok", &[pidfd.as_fd()]),
             Err(why) => send(&socket, why.as_bytes(), &[]),
         };
@@ -240,8 +263,15 @@ pub fn main() -> i32 {
     }
 }
 
-/// Forks a call's supervisor with `fds` as its descriptors 0 to 3.
-fn fork_call(socket: &OwnedFd, prebuilt: &Prebuilt, fds: Vec<OwnedFd>) -> Result<OwnedFd, String> {
+/// Forks a call's supervisor with `fds` as its descriptors 0 to 3; `view`:
+/// the template's view this process holds, if it is a template (see
+/// [`Template`]). `socket` is closed in the supervisor.
+pub(super) fn fork_call(
+    socket: &OwnedFd,
+    prebuilt: &Prebuilt,
+    fds: Vec<OwnedFd>,
+    view: Option<&template::View>,
+) -> Result<OwnedFd, String> {
     if fds.len() != 4 {
         return Err(format!("a call needs 4 descriptors, not {}", fds.len()));
     }
@@ -272,7 +302,7 @@ fn fork_call(socket: &OwnedFd, prebuilt: &Prebuilt, fds: Vec<OwnedFd>) -> Result
                 }
             }
             super::close_on_exec_from(4);
-            let code = supervisor::run(prebuilt, namespaced.then_some(ids));
+            let code = supervisor::run(prebuilt, namespaced.then_some(ids), view);
             // SAFETY: leave without running the fork server's destructors.
             unsafe { libc::_exit(code) };
         }

@@ -41,6 +41,8 @@ pub mod seccomp;
 pub mod supervisor;
 #[cfg(unix)]
 pub mod temp;
+#[cfg(target_os = "linux")]
+pub mod template;
 
 #[cfg(target_os = "linux")]
 use std::path::PathBuf;

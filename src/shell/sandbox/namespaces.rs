@@ -104,6 +104,34 @@ pub fn clone_call(namespaces: Option<bool>) -> Result<Cloned, String> {
     }
 }
 
+/// Creates a fork server's template process (`clone`, no pidfd): in a
+/// new mount namespace, and a new user namespace if `user`. The caller's
+/// PID and IPC namespaces are kept: each call gets its own of those when
+/// the template clones it. Like `fork`, the child goes on from here; only a
+/// single-threaded caller may use it. Returns the child's pid to the
+/// parent, 0 to the child.
+pub fn clone_template(user: bool) -> Result<libc::pid_t, String> {
+    let mut flags = libc::CLONE_NEWNS | libc::SIGCHLD;
+    if user {
+        flags |= libc::CLONE_NEWUSER;
+    }
+    // SAFETY: clone with no new stack behaves like fork.
+    let pid = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            flags as libc::c_ulong,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        )
+    };
+    if pid < 0 {
+        return Err(os_error("clone into a template's namespaces"));
+    }
+    Ok(pid as libc::pid_t)
+}
+
 /// In a process made by [`clone_call`] with namespaces: maps its ids (in a user
 /// namespace), sets the PID namespace's `pid_max`, and mounts a `/proc` of
 /// the namespace over the host's, so the call's processes can look up only
@@ -558,6 +586,50 @@ const BUILD_AT: &str = "/tmp";
 /// metadata can be asked (what bubblewrap does). Needs a mount namespace
 /// of our own; sources that do not exist are passed over.
 pub fn enter_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<(), String> {
+    build_view(sources, fresh)?;
+    mount_fresh(fresh)
+}
+
+/// Builds the view of [`enter_view`] once, for a fork server's template
+/// (see `sandbox/template.rs`): the same root, with the `/proc` this
+/// process sees and empty directories where each call mounts its fresh
+/// file systems, every mount private so that nothing a call mounts in its
+/// copy reaches the template or another call. Returns the writable sources
+/// it mounted: a read-only call makes those read-only in its copy.
+pub fn build_template_view(
+    sources: &[(PathBuf, Access)],
+    fresh: &[PathBuf],
+) -> Result<Vec<PathBuf>, String> {
+    let mounted: Vec<PathBuf> = sources
+        .iter()
+        .filter(|(path, access)| {
+            *access == Access::Writable
+                && std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_symlink())
+        })
+        .map(|(path, _)| path.clone())
+        .collect();
+    build_view(sources, fresh)?;
+    make_private()?;
+    Ok(mounted)
+}
+
+/// A call's part of a view copied from a template (its mount namespace is
+/// a copy of the template's, made by `clone`): each of `read_only` (the
+/// template's writable sources, for a read-only call) made read-only with
+/// every mount beneath it, and a fresh writable file system in memory on
+/// each of `fresh`. A copy made in a new user namespace has its mounts'
+/// read-only flag locked on, never off, which is why the template holds the
+/// roots writable and a read-only call takes the right away.
+pub fn enter_template_copy(read_only: &[PathBuf], fresh: &[PathBuf]) -> Result<(), String> {
+    for path in read_only {
+        mount_setattr(&c_path(path)?, true, libc::MOUNT_ATTR_RDONLY, 0)?;
+    }
+    mount_fresh(fresh)
+}
+
+/// The root of [`enter_view`], without the fresh file systems (their mount
+/// points are made).
+fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<(), String> {
     make_private()?;
     enum Copy {
         Link(PathBuf),
@@ -693,7 +765,7 @@ pub fn enter_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<()
             return Err(os_error("switching to the call's new root"));
         }
     }
-    mount_fresh(fresh)?;
+    // A file system can be mounted on a directory of a read-only one.
     mount_setattr(c"/", false, libc::MOUNT_ATTR_RDONLY, 0)
 }
 

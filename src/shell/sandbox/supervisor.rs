@@ -23,7 +23,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::limits::Limits;
-use super::{Confinement, landlock, limits, namespaces, seccomp};
+use super::{Confinement, landlock, limits, namespaces, seccomp, template};
 use crate::shell::parse::{Connector, Redirect};
 use crate::shell::run::{Stage, Step, failed_start_status};
 
@@ -199,8 +199,8 @@ fn run_once() -> i32 {
     let ids = namespaces::Ids::current();
     match namespaces::clone_call(namespaced.then_some(request.confinement.layers.user_ns)) {
         Ok(namespaces::Cloned::Child) => {
-            let report =
-                serve(request, None, namespaced.then_some(ids)).unwrap_or_else(Report::Failed);
+            let report = serve(request, None, namespaced.then_some(ids), None)
+                .unwrap_or_else(Report::Failed);
             write_report(&report);
             // SAFETY: leave without running destructors shared with the parent.
             unsafe { libc::_exit(0) }
@@ -227,8 +227,13 @@ fn run_once() -> i32 {
 
 /// A call's supervisor made by the fork server: reads the plan from
 /// descriptor 0, runs it, writes the report to descriptor 3. `ids`: the
-/// ids it had before its namespaces, when it is in them.
-pub fn run(prebuilt: &Prebuilt, ids: Option<namespaces::Ids>) -> i32 {
+/// ids it had before its namespaces, when it is in them. `view`: the
+/// template's view its mount namespace is a copy of, if it was made by one.
+pub fn run(
+    prebuilt: &Prebuilt,
+    ids: Option<namespaces::Ids>,
+    view: Option<&template::View>,
+) -> i32 {
     // SAFETY: prctl and getppid with integer arguments.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
@@ -239,7 +244,7 @@ pub fn run(prebuilt: &Prebuilt, ids: Option<namespaces::Ids>) -> i32 {
         }
     }
     let report = read_request()
-        .and_then(|request| serve(request, Some(prebuilt), ids))
+        .and_then(|request| serve(request, Some(prebuilt), ids, view))
         .unwrap_or_else(Report::Failed);
     write_report(&report);
     0
@@ -271,6 +276,7 @@ fn serve(
     request: Request,
     prebuilt: Option<&Prebuilt>,
     ids: Option<namespaces::Ids>,
+    view: Option<&template::View>,
 ) -> Result<Report, String> {
     block_signals();
     // Should memory run out, the kernel ends the call's processes first,
@@ -286,7 +292,19 @@ fn serve(
                 .then_some((confinement.max_tasks + 1).max(301));
             namespaces::set_up_as_init(ids, layers.user_ns, pid_max, layers.ipc_limits)?;
             let fresh: Vec<PathBuf> = confinement.temp.iter().cloned().collect();
-            if view_possible(confinement) {
+            if let Some(view) = view {
+                // The template was built for the server's confinement; a
+                // call may only take rights away from it (read-only).
+                if prebuilt.and_then(|p| p.find(confinement)).is_none() {
+                    return Err("the call's confinement is not the server's".into());
+                }
+                let read_only: &[PathBuf] = if confinement.read_only {
+                    &view.writable
+                } else {
+                    &[]
+                };
+                namespaces::enter_template_copy(read_only, &fresh)?;
+            } else if view_possible(confinement) {
                 namespaces::enter_view(&view_sources(confinement), &fresh)?;
             } else {
                 namespaces::remount_read_only(
@@ -318,7 +336,7 @@ fn serve(
 /// A root that is `/` (or holds the directory the new root is built in)
 /// leaves nothing to hide: the whole tree is then remounted read-only
 /// instead.
-fn view_possible(confinement: &Confinement) -> bool {
+pub fn view_possible(confinement: &Confinement) -> bool {
     let build = Path::new("/tmp");
     !confinement
         .readable
@@ -330,7 +348,7 @@ fn view_possible(confinement: &Confinement) -> bool {
 /// What a call's file system view holds: the system directories, the named
 /// `/etc` files and devices, the readable directories, and the writable
 /// ones (all but the temporary directory, which gets a fresh file system).
-fn view_sources(confinement: &Confinement) -> Vec<(PathBuf, namespaces::Access)> {
+pub fn view_sources(confinement: &Confinement) -> Vec<(PathBuf, namespaces::Access)> {
     use namespaces::Access;
     let mut sources = Vec::new();
     for (list, access) in [

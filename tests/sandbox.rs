@@ -546,20 +546,7 @@ async fn a_nested_roots_way_swapped_for_a_link_brings_nothing_from_outside() {
     let nested = tmp.dir("d/r/sub/shared");
     tmp.file("d/shared/secret", "SECRET\n");
     let outside = tmp.path.join("d/shared");
-    let mut cmd = tokio::process::Command::new(common::BIN);
-    cmd.arg("--root")
-        .arg(&root)
-        .arg("--root")
-        .arg(&nested)
-        .args(["--bash-mode", "unrestricted"])
-        .env("RUST_LOG", "error");
-    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let server = Server {
-        client: rmcp::ServiceExt::serve((), transport).await.unwrap(),
-    };
+    let server = nested_roots_server(&root, &nested).await;
     let swap = "mv sub sub.old && ln -s .. sub && sleep 4; rm sub; mv sub.old sub";
     let probe = format!(
         "stat -c %i {o}; cat {o}/secret; echo pwned > {o}/marker",
@@ -590,6 +577,79 @@ async fn a_nested_roots_way_swapped_for_a_link_brings_nothing_from_outside() {
         std::fs::read_to_string(outside.join("secret")).unwrap(),
         "SECRET\n"
     );
+}
+
+/// A server of `--root root --root nested`, unrestricted.
+async fn nested_roots_server(root: &Path, nested: &Path) -> Server {
+    let mut cmd = tokio::process::Command::new(common::BIN);
+    cmd.arg("--root")
+        .arg(root)
+        .arg("--root")
+        .arg(nested)
+        .args(["--bash-mode", "unrestricted"])
+        .env("RUST_LOG", "error");
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    Server {
+        client: rmcp::ServiceExt::serve((), transport).await.unwrap(),
+    }
+}
+
+/// The same attack on the view built once: the fork server's template is
+/// built (by the first call) while the nested root's way is a directory;
+/// the swap makes the next call's view stale, and the template and the
+/// Landlock rules are made again while the way is a link to `..`. Neither
+/// follows it: the call that runs then, going through the link or by the
+/// outside path, reads, lists and writes nothing outside. (Its check of
+/// what it left behind cannot list the nested root then, so the server
+/// refuses writing calls afterwards: the way put back is tested on
+/// Landlock's rules alone, in `sandbox/landlock.rs`.)
+#[tokio::test]
+async fn a_nested_roots_way_swapped_while_the_view_is_built_once_grants_nothing_outside() {
+    if !has("mount_ns") {
+        return skip("swapped_template", "no mount namespace");
+    }
+    let tmp = Scratch::new();
+    let root = tmp.dir("d/r");
+    let nested = tmp.dir("d/r/sub/shared");
+    tmp.file("d/r/sub/shared/own", "OWN\n");
+    tmp.file("d/shared/secret", "SECRET\n");
+    let outside = tmp.path.join("d/shared");
+    let server = nested_roots_server(&root, &nested).await;
+    // The template is built now, from the roots as they are.
+    let a = sh(&server, "cat sub/shared/own").await;
+    assert_eq!(a.stdout, "OWN", "{a:?}");
+    let swap = "mv sub sub.old && ln -s .. sub && sleep 4; rm sub; mv sub.old sub";
+    let probe = format!(
+        "cat sub/shared/secret {o}/secret; echo pwned > sub/shared/marker; \
+         echo pwned > {o}/marker; ls -a sub/shared {o}",
+        o = outside.display()
+    );
+    let (swapped, probed) = tokio::join!(server.call("bash", json!({"command": swap})), async {
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        server.call("bash", json!({"command": probe})).await
+    });
+    let a = BashAnswer::parse(&all_text(&probed));
+    assert!(
+        !a.stdout.contains("SECRET"),
+        "the outside file was read: {a:?}"
+    );
+    assert!(
+        !a.stdout.contains("secret"),
+        "the outside directory was listed: {a:?}"
+    );
+    assert!(
+        !outside.join("marker").exists(),
+        "the call wrote outside the roots: {a:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.join("secret")).unwrap(),
+        "SECRET\n"
+    );
+    let s = BashAnswer::parse(&all_text(&swapped));
+    assert_eq!(s.exit_code(), Some(0), "{s:?}");
 }
 
 #[tokio::test]
@@ -1300,10 +1360,13 @@ async fn commands_start_with_default_signal_handling() {
 
 /// Each call's file system view is a copy of one the fork server built
 /// once; a root replaced by another directory of the same name while the
-/// server runs makes the next call see, and write, the new one, never the
-/// old (the view is built again).
+/// server runs makes it build the view again, so the next call never
+/// reaches the old one. Landlock grants a root only while it is the
+/// directory the server started with: the new one is left out of its rules
+/// (fail closed), so where Landlock is, the call can neither read nor write
+/// it; put back, the old one is granted again.
 #[tokio::test]
-async fn a_root_replaced_while_the_server_runs_is_the_one_the_next_call_sees() {
+async fn a_root_replaced_while_the_server_runs_is_never_the_old_one_nor_granted() {
     if !has("mount_ns") {
         skip(
             "root_replaced",
@@ -1311,6 +1374,7 @@ async fn a_root_replaced_while_the_server_runs_is_the_one_the_next_call_sees() {
         );
         return;
     }
+    let landlock = has("landlock");
     let l = Layout::new();
     let server = l.server(&[]).await;
     let a = sh(&server, "cat inside.txt && echo old > written.txt").await;
@@ -1320,17 +1384,29 @@ async fn a_root_replaced_while_the_server_runs_is_the_one_the_next_call_sees() {
     std::fs::rename(&root, &old).unwrap();
     std::fs::create_dir(&root).unwrap();
     std::fs::write(root.join("inside.txt"), "new\n").unwrap();
-    let a = sh(&server, "cat inside.txt && echo new > written.txt").await;
-    assert_eq!(a.stdout, "new", "{a:?}");
-    assert_eq!(
-        std::fs::read_to_string(root.join("written.txt")).unwrap(),
-        "new\n"
-    );
+    let a = sh(&server, "cat inside.txt; echo new > written.txt; ls").await;
+    if landlock {
+        assert_eq!(a.stdout, "", "{a:?}");
+        assert!(a.stderr.contains("Permission denied"), "{a:?}");
+        assert!(!root.join("written.txt").exists(), "{a:?}");
+    } else {
+        assert_eq!(a.stdout, "new\ninside.txt\nwritten.txt", "{a:?}");
+        assert_eq!(
+            std::fs::read_to_string(root.join("written.txt")).unwrap(),
+            "new\n"
+        );
+    }
     assert_eq!(
         std::fs::read_to_string(old.join("written.txt")).unwrap(),
         "old\n"
     );
-    // And a second call after the rebuild still sees the new root.
-    let a = sh(&server, "ls").await;
-    assert_eq!(a.stdout, "inside.txt\nwritten.txt", "{a:?}");
+    // The old root put back is the one the server started with.
+    std::fs::rename(&root, l.tmp.path.join("root.new")).unwrap();
+    std::fs::rename(&old, &root).unwrap();
+    let a = sh(&server, "cat written.txt && echo again > written.txt && ls").await;
+    assert_eq!(a.stdout, "old\ninside.txt\nwritten.txt", "{a:?}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("written.txt")).unwrap(),
+        "again\n"
+    );
 }

@@ -242,9 +242,11 @@ pub fn main() -> i32 {
             // The old template is let go first, so that the new one does
             // not hold its socket open: it finishes its calls and exits.
             drop(template.take());
-            // The paths the Landlock ruleset grants were opened by name
-            // too: a replaced root is opened again.
-            prebuilt = Prebuilt::new(&prebuilt.base.clone());
+            // The system's paths the Landlock ruleset grants are opened
+            // again, by name, like the view's; a root or --bash-read
+            // directory is granted only while it is the one the server
+            // started with, opened without following a link.
+            prebuilt = prebuilt.again();
             let mut held = vec![socket.as_fd()];
             held.extend(fds.iter().map(AsFd::as_fd));
             template = Template::start(&prebuilt, &held).ok();

@@ -11,17 +11,20 @@
 //! The paths are opened once, when the fork server starts; each call builds
 //! its ruleset from those descriptors (and its fresh temporary directory),
 //! and each command applies it between fork and exec, with two system
-//! calls.
+//! calls. The roots and `--bash-read` directories (canonical when the
+//! server started) are opened without following a link anywhere on their
+//! way; when the fork server opens them again (a new view's template), one
+//! that is no longer the directory it was at start is left out.
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, Ruleset,
     RulesetAttr, RulesetCreatedAttr, Scope,
 };
 
-use super::{Confinement, DEVICES, ETC_FILES, SYSTEM_DIRS};
+use super::{Confinement, DEVICES, ETC_FILES, SYSTEM_DIRS, namespaces};
 
 /// The Landlock ABI this kernel speaks (0: none).
 pub fn kernel_abi() -> i32 {
@@ -65,10 +68,63 @@ fn write() -> BitFlags<AccessFs> {
         & !(AccessFs::MakeChar | AccessFs::MakeBlock | AccessFs::MakeFifo | AccessFs::MakeSock)
 }
 
+/// A directory's device and inode.
+type Identity = (u64, u64);
+
+/// What each root and `--bash-read` directory was when the fork server
+/// started: opened without following a link, its device and inode (None:
+/// it could not be opened so, or was a link).
+#[derive(Debug, Clone, Default)]
+pub struct Started(Vec<(PathBuf, Option<Identity>)>);
+
+impl Started {
+    /// Looks at the roots and `--bash-read` directories of `confinement`.
+    pub fn look(confinement: &Confinement) -> Started {
+        Started(
+            user_paths(confinement)
+                .map(|path| (path.clone(), open_user_path(path).ok().map(|(_, id)| id)))
+                .collect(),
+        )
+    }
+
+    fn get(&self, path: &Path) -> Option<Identity> {
+        self.0
+            .iter()
+            .find(|(p, _)| p == path)
+            .and_then(|(_, id)| *id)
+    }
+}
+
+/// The roots and `--bash-read` directories `confinement` grants (all it
+/// grants but its temporary directory and the system's own paths).
+fn user_paths(confinement: &Confinement) -> impl Iterator<Item = &PathBuf> {
+    confinement
+        .readable
+        .iter()
+        .chain(&confinement.writable)
+        .filter(move |p| Some(*p) != confinement.temp.as_ref())
+}
+
+/// Opens a root or `--bash-read` directory (`O_PATH`) without following a
+/// link anywhere on its way, the last component included; a link is
+/// refused. Returns it with its device and inode.
+fn open_user_path(path: &Path) -> Result<(OwnedFd, Identity), String> {
+    let fd = namespaces::open_without_links(path).map_err(|e| e.to_string())?;
+    let st = rustix::fs::fstat(&fd).map_err(|e| e.to_string())?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink {
+        return Err("a link".into());
+    }
+    Ok((fd, (st.st_dev, st.st_ino)))
+}
+
 impl Opened {
     /// Opens every path `confinement` grants; paths that do not exist are
-    /// left out (a system directory this machine lacks).
-    pub fn open(confinement: &Confinement) -> Opened {
+    /// left out (a system directory this machine lacks). The system's own
+    /// paths are opened by name (`/bin -> usr/bin` is followed); the roots
+    /// and `--bash-read` directories without following any link (see
+    /// [`open_user_path`]), and, given `started`, only where each is still
+    /// the directory it was then.
+    pub fn open(confinement: &Confinement, started: Option<&Started>) -> Opened {
         let devices = AccessFs::ReadFile | AccessFs::WriteFile;
         let fixed = |list: &[&str]| list.iter().map(PathBuf::from).collect::<Vec<_>>();
         let mut opened = Opened { rules: Vec::new() };
@@ -76,22 +132,64 @@ impl Opened {
             (fixed(SYSTEM_DIRS), read()),
             (fixed(ETC_FILES), read()),
             (fixed(DEVICES), devices),
-            (confinement.readable.clone(), read()),
-            (confinement.writable.clone(), write()),
         ] {
             for path in paths {
                 opened.add(&path, access);
             }
         }
+        let lists = [
+            (&confinement.readable, read()),
+            (&confinement.writable, write()),
+        ];
+        for (path, access) in lists
+            .into_iter()
+            .flat_map(|(list, access)| list.iter().map(move |p| (p, access)))
+        {
+            if Some(path) == confinement.temp.as_ref() {
+                // The call's temporary directory, made by the server: by name.
+                opened.add(path, access);
+                continue;
+            }
+            let (fd, now) = match open_user_path(path) {
+                Ok(found) => found,
+                Err(why) => {
+                    // Not there as it was (or a link on its way): nothing
+                    // to grant, and the view leaves it out too.
+                    tracing::warn!("left {} out of the Landlock rules: {why}", path.display());
+                    continue;
+                }
+            };
+            // Fail closed: a root or --bash-read directory that is not the
+            // directory (device and inode) the fork server started with is
+            // left out of the ruleset, never granted in its place: a call
+            // that swapped a directory on a nested root's way for a link,
+            // or replaced a root, does not get the next view's rules to
+            // grant what is there now. A server without a template always
+            // behaved so: its descriptors were opened once, at start.
+            if let Some(started) = started
+                && started.get(path) != Some(now)
+            {
+                tracing::warn!(
+                    "left {} out of the Landlock rules: not the directory the server started with",
+                    path.display()
+                );
+                continue;
+            }
+            opened.push(fd, access);
+        }
         opened
     }
 
-    /// Adds `path` with `access` (a file gets the rights a file can have).
-    pub fn add(&mut self, path: &std::path::Path, access: BitFlags<AccessFs>) {
+    /// Adds `path`, opened by name, with `access`.
+    pub fn add(&mut self, path: &Path, access: BitFlags<AccessFs>) {
         use rustix::fs::{Mode, OFlags};
-        let Ok(fd) = rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) else {
-            return;
-        };
+        if let Ok(fd) = rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
+            self.push(fd, access);
+        }
+    }
+
+    /// Adds `fd` with `access` (a file gets the rights a file can have).
+    fn push(&mut self, fd: OwnedFd, access: BitFlags<AccessFs>) {
         let is_dir = rustix::fs::fstat(&fd).is_ok_and(|st| {
             rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory
         });
@@ -105,6 +203,12 @@ impl Opened {
         if let Ok(fd) = rustix::io::fcntl_dupfd_cloexec(&fd, 10) {
             self.rules.push((fd, access));
         }
+    }
+
+    /// How many paths are granted (tests).
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.rules.len()
     }
 }
 
@@ -157,4 +261,51 @@ pub unsafe fn restrict_self(ruleset: RawFd) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn confinement(readable: &[&Path]) -> Confinement {
+        Confinement {
+            readable: readable.iter().map(|p| p.to_path_buf()).collect(),
+            writable: Vec::new(),
+            temp: None,
+            read_only: true,
+            layers: Default::default(),
+            max_tasks: 1,
+            cpu_seconds: 1,
+            address_space: 1,
+        }
+    }
+
+    /// A nested root whose way a call swapped for a link to `..` (which
+    /// leads to a directory of the same name outside the roots), and a root
+    /// replaced by another directory: opened again, neither is granted.
+    #[test]
+    fn a_root_not_the_one_the_server_started_with_is_left_out() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = std::fs::canonicalize(tmp.path()).unwrap();
+        let (root, nested, other) = (d.join("r"), d.join("r/sub/shared"), d.join("o"));
+        std::fs::create_dir_all(&nested).unwrap();
+        std::fs::create_dir_all(d.join("shared")).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        let none = Opened::open(&confinement(&[]), None).len();
+        let c = confinement(&[&root, &nested, &other]);
+        let started = Started::look(&c);
+        assert_eq!(Opened::open(&c, Some(&started)).len(), none + 3);
+        std::fs::rename(root.join("sub"), root.join("sub.old")).unwrap();
+        std::os::unix::fs::symlink("..", root.join("sub")).unwrap();
+        assert!(root.join("sub/shared").is_dir(), "the way leads outside");
+        std::fs::rename(&other, d.join("o.old")).unwrap();
+        std::fs::create_dir(&other).unwrap();
+        assert_eq!(Opened::open(&c, Some(&started)).len(), none + 1);
+        // Given no start to compare with, the link is still not followed.
+        assert_eq!(Opened::open(&c, None).len(), none + 2);
+        // Put back, the nested root is granted again.
+        std::fs::remove_file(root.join("sub")).unwrap();
+        std::fs::rename(root.join("sub.old"), root.join("sub")).unwrap();
+        assert_eq!(Opened::open(&c, Some(&started)).len(), none + 2);
+    }
 }

@@ -368,7 +368,7 @@ pub fn protect(protect: &super::Protect) -> Result<(), String> {
 
 /// Opens `path` (`O_PATH`) without following a link anywhere on its way,
 /// the last component included: a link there is opened as the link.
-fn open_without_links(path: &std::path::Path) -> rustix::io::Result<OwnedFd> {
+pub(super) fn open_without_links(path: &std::path::Path) -> rustix::io::Result<OwnedFd> {
     let how = rustix::fs::ResolveFlags::NO_SYMLINKS | rustix::fs::ResolveFlags::NO_MAGICLINKS;
     let flags =
         rustix::fs::OFlags::PATH | rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC;
@@ -384,7 +384,7 @@ fn open_without_links(path: &std::path::Path) -> rustix::io::Result<OwnedFd> {
 }
 
 /// Whether what `opened` opened (without following it) is a link.
-fn is_link(opened: &OwnedFd) -> bool {
+pub(super) fn is_link(opened: &OwnedFd) -> bool {
     rustix::fs::fstat(opened).is_ok_and(|s| {
         rustix::fs::FileType::from_raw_mode(s.st_mode) == rustix::fs::FileType::Symlink
     })
@@ -567,7 +567,7 @@ fn move_tree(tree: &OwnedFd, to: &std::path::Path) -> Result<(), String> {
 
 /// Whether `path` is one of the system's own paths a view holds (not a
 /// root or a directory the user named).
-fn is_system_path(path: &std::path::Path) -> bool {
+pub(super) fn is_system_path(path: &std::path::Path) -> bool {
     [super::SYSTEM_DIRS, super::ETC_FILES, super::DEVICES]
         .iter()
         .any(|list| list.iter().any(|p| std::path::Path::new(p) == path))
@@ -603,8 +603,9 @@ pub fn build_template_view(
     let mounted: Vec<PathBuf> = sources
         .iter()
         .filter(|(path, access)| {
-            *access == Access::Writable
-                && std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_symlink())
+            // Opened as build_view opens a root: a root whose way holds a
+            // link is not in the view.
+            *access == Access::Writable && open_without_links(path).is_ok_and(|o| !is_link(&o))
         })
         .map(|(path, _)| path.clone())
         .collect();

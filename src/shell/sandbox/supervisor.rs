@@ -81,10 +81,26 @@ pub struct Prebuilt {
     /// The server's confinement, with the layers the fork server found.
     pub base: Confinement,
     prepared: Vec<(Confinement, Result<Prepared, String>)>,
+    /// What the roots and `--bash-read` directories were when the fork
+    /// server started: Landlock grants them only while they still are.
+    started: landlock::Started,
 }
 
 impl Prebuilt {
+    /// Prepares `base` when the fork server starts.
     pub fn new(base: &Confinement) -> Prebuilt {
+        Prebuilt::with(base, landlock::Started::look(base))
+    }
+
+    /// Prepares the same confinement again (for a new view's template):
+    /// the system's paths are opened anew, the roots and `--bash-read`
+    /// directories only where each is still the one the server started
+    /// with (see [`landlock::Opened::open`]).
+    pub fn again(&self) -> Prebuilt {
+        Prebuilt::with(&self.base, self.started.clone())
+    }
+
+    fn with(base: &Confinement, started: landlock::Started) -> Prebuilt {
         let read_only = Confinement {
             writable: Vec::new(),
             read_only: true,
@@ -96,10 +112,11 @@ impl Prebuilt {
             prepared: [base.clone(), read_only]
                 .into_iter()
                 .map(|c| {
-                    let prepared = Prepared::new(&c);
+                    let prepared = Prepared::new(&c, Some(&started));
                     (c, prepared)
                 })
                 .collect(),
+            started,
         }
     }
 
@@ -120,7 +137,12 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    fn new(confinement: &Confinement) -> Result<Prepared, String> {
+    /// `started`: what the roots and `--bash-read` directories were when
+    /// the fork server started, if this is one (see [`Prebuilt`]).
+    fn new(
+        confinement: &Confinement,
+        started: Option<&landlock::Started>,
+    ) -> Result<Prepared, String> {
         let layers = &confinement.layers;
         // A fresh temporary file system is opened per call, after it is
         // mounted; without a mount namespace the directory itself is used.
@@ -131,7 +153,7 @@ impl Prepared {
                 .retain(|w| Some(w) != confinement.temp.as_ref());
         }
         Ok(Prepared {
-            opened: (layers.landlock_abi > 0).then(|| landlock::Opened::open(&granted)),
+            opened: (layers.landlock_abi > 0).then(|| landlock::Opened::open(&granted, started)),
             filters: layers
                 .seccomp
                 .then(|| {
@@ -323,7 +345,7 @@ fn serve(
     let prepared = match prebuilt.and_then(|p| p.find(confinement)) {
         Some(found) => found.as_ref().map_err(Clone::clone)?,
         None => {
-            prepared_now = Prepared::new(confinement)?;
+            prepared_now = Prepared::new(confinement, prebuilt.map(|p| &p.started))?;
             &prepared_now
         }
     };

@@ -21,9 +21,15 @@
 //! before each call the fork server compares each source's identity (device
 //! and inode, or a link's target) with the one the view was built from,
 //! and polls its mount table, and builds a new template when either
-//! changed. The old one finishes the calls it started, then exits.
+//! changed. The old one finishes the calls it started, then exits. A
+//! root's identity is looked up without following a link on its way, as
+//! the view opens it; and a new view's Landlock rules grant a root or
+//! `--bash-read` directory only while it is the one the fork server started
+//! with (`Prebuilt::again`): a replaced root is in the new view, but its
+//! contents are refused, as they were before the view was built once.
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -54,17 +60,36 @@ enum Identity {
     Entry { dev: u64, ino: u64 },
 }
 
+/// What `path` is now. The system's own paths are looked at by name, as
+/// the view takes them; a root or `--bash-read` directory without following
+/// a link anywhere on its way, as the view opens it (a directory on its
+/// way swapped for a link makes it `Absent`, never what the link leads to).
 fn identity(path: &Path) -> Identity {
-    match std::fs::symlink_metadata(path) {
-        Err(_) => Identity::Absent,
-        Ok(meta) if meta.file_type().is_symlink() => {
-            std::fs::read_link(path).map_or(Identity::Absent, Identity::Link)
-        }
-        Ok(meta) => Identity::Entry {
-            dev: meta.dev(),
-            ino: meta.ino(),
-        },
+    if namespaces::is_system_path(path) {
+        return match std::fs::symlink_metadata(path) {
+            Err(_) => Identity::Absent,
+            Ok(meta) if meta.file_type().is_symlink() => {
+                std::fs::read_link(path).map_or(Identity::Absent, Identity::Link)
+            }
+            Ok(meta) => Identity::Entry {
+                dev: meta.dev(),
+                ino: meta.ino(),
+            },
+        };
     }
+    let Ok(opened) = namespaces::open_without_links(path) else {
+        return Identity::Absent;
+    };
+    if namespaces::is_link(&opened) {
+        // The link itself (opened with O_PATH | O_NOFOLLOW): its target.
+        return rustix::fs::readlinkat(&opened, "", Vec::new()).map_or(Identity::Absent, |t| {
+            Identity::Link(PathBuf::from(std::ffi::OsString::from_vec(t.into_bytes())))
+        });
+    }
+    rustix::fs::fstat(&opened).map_or(Identity::Absent, |st| Identity::Entry {
+        dev: st.st_dev,
+        ino: st.st_ino,
+    })
 }
 
 /// The fork server's end of a running template.

@@ -565,6 +565,51 @@ fn move_tree(tree: &OwnedFd, to: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Opens `name` in `dir` (`O_PATH`) without following a link, the name
+/// itself included: a link is opened as the link.
+fn open_beneath(dir: &OwnedFd, name: &std::ffi::OsStr) -> rustix::io::Result<OwnedFd> {
+    let how = rustix::fs::ResolveFlags::NO_SYMLINKS
+        | rustix::fs::ResolveFlags::NO_MAGICLINKS
+        | rustix::fs::ResolveFlags::BENEATH;
+    let flags =
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC;
+    rustix::fs::openat2(dir, name, flags, rustix::fs::Mode::empty(), how).or_else(|e| match e {
+        // Kernels before openat2: one name, not followed if it is a link.
+        rustix::io::Errno::NOSYS => rustix::fs::openat(dir, name, flags, rustix::fs::Mode::empty()),
+        e => Err(e),
+    })
+}
+
+/// The directory `relative` below `base`, each missing directory on the
+/// way made, one component at a time and never through a link: None when
+/// a component is a link or not a directory.
+fn make_way(base: &OwnedFd, relative: &std::path::Path) -> std::io::Result<Option<OwnedFd>> {
+    let mut dir = open_beneath(base, std::ffi::OsStr::new("."))?;
+    for component in relative.components() {
+        let std::path::Component::Normal(name) = component else {
+            return Ok(None);
+        };
+        let next = match open_beneath(&dir, name) {
+            Err(rustix::io::Errno::NOENT) => {
+                match rustix::fs::mkdirat(&dir, name, rustix::fs::Mode::from_raw_mode(0o755)) {
+                    Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                    Err(e) => return Err(e.into()),
+                }
+                open_beneath(&dir, name)?
+            }
+            opened => opened?,
+        };
+        let is_dir = rustix::fs::fstat(&next).is_ok_and(|s| {
+            rustix::fs::FileType::from_raw_mode(s.st_mode) == rustix::fs::FileType::Directory
+        });
+        if !is_dir {
+            return Ok(None);
+        }
+        dir = next;
+    }
+    Ok(Some(dir))
+}
+
 /// Whether `path` is one of the system's own paths a view holds (not a
 /// root or a directory the user named).
 pub(super) fn is_system_path(path: &std::path::Path) -> bool {
@@ -641,29 +686,38 @@ fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<(), St
     // First a detached copy of every source, before anything is mounted.
     let mut copies = Vec::new();
     for (path, access) in sources {
-        let Ok(meta) = std::fs::symlink_metadata(path) else {
-            continue;
-        };
-        if meta.file_type().is_symlink() {
-            if let Ok(target) = std::fs::read_link(path) {
-                copies.push((path, Copy::Link(target)));
+        // The system's own paths are taken as the host has them (`/bin ->
+        // usr/bin` stays a link). The roots and --bash-read directories,
+        // canonical when the server started, are opened without following
+        // any link, and their type is taken from what was opened: a
+        // directory on their way that a command swapped for a link cannot
+        // bring a path from outside into the view (the source is then left
+        // out), and one that is a link now is left out too.
+        let (tree, is_dir) = if is_system_path(path) {
+            let Ok(meta) = std::fs::symlink_metadata(path) else {
+                continue;
+            };
+            if meta.file_type().is_symlink() {
+                if let Ok(target) = std::fs::read_link(path) {
+                    copies.push((path, Copy::Link(target)));
+                }
+                continue;
             }
-            continue;
-        }
-        // The system's own paths are taken as the host has them; the roots
-        // and --bash-read directories, canonical when the server started,
-        // are opened without following any link, so a directory on their
-        // way that a command swapped for a link cannot bring a path from
-        // outside into the view (the source is then left out).
-        let tree = if is_system_path(path) {
-            open_tree(path)?
+            (open_tree(path)?, meta.is_dir())
         } else {
             match open_without_links(path) {
-                Ok(opened) if !is_link(&opened) => open_tree_at(&opened, path)?,
+                Ok(opened) if !is_link(&opened) => {
+                    let is_dir = rustix::fs::fstat(&opened).is_ok_and(|s| {
+                        rustix::fs::FileType::from_raw_mode(s.st_mode)
+                            == rustix::fs::FileType::Directory
+                    });
+                    (open_tree_at(&opened, path)?, is_dir)
+                }
                 Ok(_) => {
                     tracing::warn!("left {} out of the call's view: a link", path.display());
                     continue;
                 }
+                Err(rustix::io::Errno::NOENT) => continue,
                 Err(e) => {
                     tracing::warn!("left {} out of the call's view: {e}", path.display());
                     continue;
@@ -679,7 +733,7 @@ fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<(), St
             Access::Device => (libc::MOUNT_ATTR_NOSUID | libc::MOUNT_ATTR_NOEXEC, 0),
         };
         set_tree_attributes(&tree, set, clear)?;
-        copies.push((path, Copy::Tree(tree, meta.is_dir())));
+        copies.push((path, Copy::Tree(tree, is_dir)));
     }
     // The namespace's own /proc, mounted before: a user namespace may not
     // mount a new one where none is visible.
@@ -702,31 +756,59 @@ fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<(), St
     let made = |what: &str, path: &std::path::Path, e: std::io::Error| {
         format!("{what} {} in the call's new root: {e}", path.display())
     };
+    let build_dir =
+        open_without_links(build).map_err(|e| format!("opening the call's new root: {e}"))?;
     for (path, copy) in &copies {
         let at = inside(path);
-        if let Some(parent) = at.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| made("making", parent, e))?;
-        }
+        // The way to each mount point is made and opened one directory at
+        // a time, never through a link: a source inside another (a root
+        // inside a root) has its way in the outer copy, which is the host's
+        // own tree, where a command may have swapped a directory for a link
+        // to anywhere. Nothing is then made or mounted outside the view.
+        let relative = path.strip_prefix("/").unwrap_or(path);
+        let (Some(parent), Some(name)) = (relative.parent(), relative.file_name()) else {
+            continue;
+        };
+        let Some(parent_dir) = make_way(&build_dir, parent).map_err(|e| made("making", &at, e))?
+        else {
+            tracing::warn!(
+                "left {} out of the call's view: a link on its way",
+                path.display()
+            );
+            continue;
+        };
         match copy {
-            Copy::Link(target) => match std::os::unix::fs::symlink(target, &at) {
-                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
-                    return Err(made("linking", &at, e));
-                }
-                _ => {}
+            Copy::Link(target) => match rustix::fs::symlinkat(target, &parent_dir, name) {
+                Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                Err(e) => return Err(made("linking", &at, e.into())),
             },
             Copy::Tree(tree, is_dir) => {
-                if std::fs::symlink_metadata(&at).is_err() {
+                if let Err(rustix::io::Errno::NOENT) = open_beneath(&parent_dir, name) {
                     let created = if *is_dir {
-                        std::fs::create_dir(&at)
+                        rustix::fs::mkdirat(
+                            &parent_dir,
+                            name,
+                            rustix::fs::Mode::from_raw_mode(0o755),
+                        )
                     } else {
-                        std::fs::File::create(&at).map(drop)
+                        rustix::fs::openat(
+                            &parent_dir,
+                            name,
+                            rustix::fs::OFlags::CREATE
+                                | rustix::fs::OFlags::EXCL
+                                | rustix::fs::OFlags::WRONLY
+                                | rustix::fs::OFlags::NOFOLLOW
+                                | rustix::fs::OFlags::CLOEXEC,
+                            rustix::fs::Mode::from_raw_mode(0o644),
+                        )
+                        .map(drop)
                     };
-                    created.map_err(|e| made("making", &at, e))?;
+                    match created {
+                        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                        Err(e) => return Err(made("making", &at, e.into())),
+                    }
                 }
-                // A source inside another (a root inside a root) is mounted
-                // on the path its copy holds: never through a link a
-                // command put on that path.
-                match open_without_links(&at) {
+                match open_beneath(&parent_dir, name) {
                     Ok(target) if !is_link(&target) => move_tree_onto(tree, &target, &at)?,
                     Ok(_) => {
                         tracing::warn!("left {} out of the call's view: a link", path.display())
@@ -753,7 +835,13 @@ fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<(), St
     move_tree(&proc, &build.join("proc"))?;
     for dir in fresh {
         let at = inside(dir);
-        std::fs::create_dir_all(&at).map_err(|e| made("making", &at, e))?;
+        let relative = dir.strip_prefix("/").unwrap_or(dir);
+        if make_way(&build_dir, relative)
+            .map_err(|e| made("making", &at, e))?
+            .is_none()
+        {
+            return Err(format!("making {}: a link on its way", at.display()));
+        }
     }
     // SAFETY: chdir, pivot_root and umount2 with valid C strings: the new
     // root goes on top of the old, which is then detached.
@@ -865,5 +953,42 @@ pub fn kill_all_children() {
                 libc::waitpid(-1, std::ptr::null_mut(), 0);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The way to a mount point in a view under construction runs through
+    /// copies of the roots, where a command may have swapped a directory for
+    /// a link to anywhere: the way is made and opened without following it,
+    /// so nothing is made outside.
+    #[test]
+    fn the_way_to_a_mount_point_is_never_made_through_a_link() {
+        let base = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir(base.path().join("r")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), base.path().join("r/sub")).unwrap();
+        std::fs::write(base.path().join("r/file"), "").unwrap();
+        let base_dir = open_without_links(base.path()).unwrap();
+
+        let through_link = make_way(&base_dir, std::path::Path::new("r/sub/shared")).unwrap();
+        assert!(through_link.is_none());
+        let through_file = make_way(&base_dir, std::path::Path::new("r/file/x")).unwrap();
+        assert!(through_file.is_none());
+        let made: Vec<_> = std::fs::read_dir(outside.path()).unwrap().collect();
+        assert!(made.is_empty(), "made outside: {made:?}");
+
+        // A way of directories is made where it is missing, and opened.
+        let way = make_way(&base_dir, std::path::Path::new("r/a/b")).unwrap();
+        assert!(way.is_some());
+        assert!(base.path().join("r/a/b").is_dir());
+        // The last name is opened as itself: a link is seen as a link.
+        let name = std::ffi::OsStr::new("sub");
+        let r = make_way(&base_dir, std::path::Path::new("r"))
+            .unwrap()
+            .unwrap();
+        assert!(is_link(&open_beneath(&r, name).unwrap()));
     }
 }

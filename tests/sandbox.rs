@@ -547,17 +547,11 @@ async fn a_nested_roots_way_swapped_for_a_link_brings_nothing_from_outside() {
     tmp.file("d/shared/secret", "SECRET\n");
     let outside = tmp.path.join("d/shared");
     let server = nested_roots_server(&root, &nested).await;
-    let swap = "mv sub sub.old && ln -s .. sub && sleep 4; rm sub; mv sub.old sub";
     let probe = format!(
         "stat -c %i {o}; cat {o}/secret; echo pwned > {o}/marker",
         o = outside.display()
     );
-    // The probe starts, and builds its view, while the swap is in place.
-    let (_, probed) = tokio::join!(server.call("bash", json!({"command": swap})), async {
-        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-        server.call("bash", json!({"command": probe})).await
-    });
-    let a = BashAnswer::parse(&all_text(&probed));
+    let (_, a) = probe_while_the_way_is_swapped(&server, &probe).await;
     assert!(
         !a.stdout.contains("SECRET"),
         "the outside file was read: {a:?}"
@@ -577,6 +571,22 @@ async fn a_nested_roots_way_swapped_for_a_link_brings_nothing_from_outside() {
         std::fs::read_to_string(outside.join("secret")).unwrap(),
         "SECRET\n"
     );
+}
+
+/// Runs `probe` while another call has swapped the nested root's way
+/// (`sub`) for a link to `..`: the probe starts, and builds its view, while
+/// the swap is in place; the swap is undone after. The answers of the
+/// swap and of the probe.
+async fn probe_while_the_way_is_swapped(server: &Server, probe: &str) -> (BashAnswer, BashAnswer) {
+    let swap = "mv sub sub.old && ln -s .. sub && sleep 4; rm sub; mv sub.old sub";
+    let (swapped, probed) = tokio::join!(server.call("bash", json!({"command": swap})), async {
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        server.call("bash", json!({"command": probe})).await
+    });
+    (
+        BashAnswer::parse(&all_text(&swapped)),
+        BashAnswer::parse(&all_text(&probed)),
+    )
 }
 
 /// A server of `--root root --root nested`, unrestricted.
@@ -621,17 +631,12 @@ async fn a_nested_roots_way_swapped_while_the_view_is_built_once_grants_nothing_
     // The template is built now, from the roots as they are.
     let a = sh(&server, "cat sub/shared/own").await;
     assert_eq!(a.stdout, "OWN", "{a:?}");
-    let swap = "mv sub sub.old && ln -s .. sub && sleep 4; rm sub; mv sub.old sub";
     let probe = format!(
         "cat sub/shared/secret {o}/secret; echo pwned > sub/shared/marker; \
          echo pwned > {o}/marker; ls -a sub/shared {o}",
         o = outside.display()
     );
-    let (swapped, probed) = tokio::join!(server.call("bash", json!({"command": swap})), async {
-        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-        server.call("bash", json!({"command": probe})).await
-    });
-    let a = BashAnswer::parse(&all_text(&probed));
+    let (s, a) = probe_while_the_way_is_swapped(&server, &probe).await;
     assert!(
         !a.stdout.contains("SECRET"),
         "the outside file was read: {a:?}"
@@ -648,7 +653,6 @@ async fn a_nested_roots_way_swapped_while_the_view_is_built_once_grants_nothing_
         std::fs::read_to_string(outside.join("secret")).unwrap(),
         "SECRET\n"
     );
-    let s = BashAnswer::parse(&all_text(&swapped));
     assert_eq!(s.exit_code(), Some(0), "{s:?}");
 }
 

@@ -383,15 +383,22 @@ pub(super) fn open_without_links(path: &std::path::Path) -> rustix::io::Result<O
     })
 }
 
+/// Whether what `opened` opened (without following it) is of type `kind`.
+fn is_of_type(opened: &OwnedFd, kind: rustix::fs::FileType) -> bool {
+    rustix::fs::fstat(opened).is_ok_and(|s| rustix::fs::FileType::from_raw_mode(s.st_mode) == kind)
+}
+
 /// Whether what `opened` opened (without following it) is a link.
 pub(super) fn is_link(opened: &OwnedFd) -> bool {
-    rustix::fs::fstat(opened).is_ok_and(|s| {
-        rustix::fs::FileType::from_raw_mode(s.st_mode) == rustix::fs::FileType::Symlink
-    })
+    is_of_type(opened, rustix::fs::FileType::Symlink)
+}
+
+/// Whether what `opened` opened is a directory.
+fn is_dir(opened: &OwnedFd) -> bool {
+    is_of_type(opened, rustix::fs::FileType::Directory)
 }
 
 fn bind_over_itself(path: &std::path::Path, read_only: bool) -> Result<(), String> {
-    use std::os::fd::{AsRawFd, FromRawFd};
     let target = match open_without_links(path) {
         Ok(fd) => fd,
         Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR | rustix::io::Errno::LOOP) => {
@@ -402,41 +409,15 @@ fn bind_over_itself(path: &std::path::Path, read_only: bool) -> Result<(), Strin
     if is_link(&target) {
         return Ok(());
     }
-    // SAFETY: open_tree with a valid descriptor and an empty C string.
-    let tree = unsafe {
-        libc::syscall(
-            libc::SYS_open_tree,
-            target.as_raw_fd(),
-            c"".as_ptr(),
-            (libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC) as libc::c_uint
-                | libc::AT_EMPTY_PATH as libc::c_uint,
-        )
-    };
-    if tree < 0 {
-        return Err(os_error(&format!("protecting {}", path.display())));
-    }
-    // SAFETY: the kernel gave us this descriptor.
-    let tree = unsafe { OwnedFd::from_raw_fd(tree as libc::c_int) };
-    // The copy holds no other mount, so recursive or not is the same.
+    // Not recursive: the copy holds no other mount, so making it read-only
+    // touches this entry alone.
+    let protecting = format!("protecting {}", path.display());
+    let tree = open_tree_at(&target, false, &protecting)?;
     if read_only {
         set_tree_attributes(&tree, libc::MOUNT_ATTR_RDONLY, 0)
-            .map_err(|e| format!("protecting {}: {e}", path.display()))?;
+            .map_err(|e| format!("{protecting}: {e}"))?;
     }
-    // SAFETY: move_mount between two valid descriptors, empty paths.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_move_mount,
-            tree.as_raw_fd(),
-            c"".as_ptr(),
-            target.as_raw_fd(),
-            c"".as_ptr(),
-            libc::MOVE_MOUNT_F_EMPTY_PATH | libc::MOVE_MOUNT_T_EMPTY_PATH,
-        )
-    };
-    if rc != 0 {
-        return Err(os_error(&format!("protecting {}", path.display())));
-    }
-    Ok(())
+    move_tree_onto(&tree, &target, &protecting)
 }
 
 /// How a path appears in a call's file system view.
@@ -474,33 +455,27 @@ fn open_tree(path: &std::path::Path) -> Result<OwnedFd, String> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
 }
 
-/// A detached copy of the mount tree at `opened` (see [`open_without_links`]).
-fn open_tree_at(opened: &OwnedFd, path: &std::path::Path) -> Result<OwnedFd, String> {
+/// A detached copy of the mount at `opened` (see [`open_without_links`]),
+/// with the mounts beneath it if `recursive`; `what` names it in errors.
+fn open_tree_at(opened: &OwnedFd, recursive: bool, what: &str) -> Result<OwnedFd, String> {
     use std::os::fd::{AsRawFd, FromRawFd};
+    let mut flags = (libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC) as libc::c_uint
+        | libc::AT_EMPTY_PATH as libc::c_uint;
+    if recursive {
+        flags |= libc::AT_RECURSIVE as libc::c_uint;
+    }
     // SAFETY: open_tree with a valid descriptor and an empty C string.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_open_tree,
-            opened.as_raw_fd(),
-            c"".as_ptr(),
-            (libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC) as libc::c_uint
-                | libc::AT_RECURSIVE as libc::c_uint
-                | libc::AT_EMPTY_PATH as libc::c_uint,
-        )
-    };
+    let fd = unsafe { libc::syscall(libc::SYS_open_tree, opened.as_raw_fd(), c"".as_ptr(), flags) };
     if fd < 0 {
-        return Err(os_error(&format!(
-            "copying the mount of {}",
-            path.display()
-        )));
+        return Err(os_error(what));
     }
     // SAFETY: the kernel gave us this descriptor.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
 }
 
 /// Mounts a detached tree on what `target` opened (see
-/// [`open_without_links`]).
-fn move_tree_onto(tree: &OwnedFd, target: &OwnedFd, to: &std::path::Path) -> Result<(), String> {
+/// [`open_without_links`]); `what` names it in errors.
+fn move_tree_onto(tree: &OwnedFd, target: &OwnedFd, what: &str) -> Result<(), String> {
     use std::os::fd::AsRawFd;
     // SAFETY: move_mount between two valid descriptors, empty paths.
     let rc = unsafe {
@@ -514,7 +489,7 @@ fn move_tree_onto(tree: &OwnedFd, target: &OwnedFd, to: &std::path::Path) -> Res
         )
     };
     if rc != 0 {
-        return Err(os_error(&format!("mounting {}", to.display())));
+        return Err(os_error(what));
     }
     Ok(())
 }
@@ -599,10 +574,7 @@ fn make_way(base: &OwnedFd, relative: &std::path::Path) -> std::io::Result<Optio
             }
             opened => opened?,
         };
-        let is_dir = rustix::fs::fstat(&next).is_ok_and(|s| {
-            rustix::fs::FileType::from_raw_mode(s.st_mode) == rustix::fs::FileType::Directory
-        });
-        if !is_dir {
+        if !is_dir(&next) {
             return Ok(None);
         }
         dir = next;
@@ -707,11 +679,8 @@ fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<(), St
         } else {
             match open_without_links(path) {
                 Ok(opened) if !is_link(&opened) => {
-                    let is_dir = rustix::fs::fstat(&opened).is_ok_and(|s| {
-                        rustix::fs::FileType::from_raw_mode(s.st_mode)
-                            == rustix::fs::FileType::Directory
-                    });
-                    (open_tree_at(&opened, path)?, is_dir)
+                    let copying = format!("copying the mount of {}", path.display());
+                    (open_tree_at(&opened, true, &copying)?, is_dir(&opened))
                 }
                 Ok(_) => {
                     tracing::warn!("left {} out of the call's view: a link", path.display());
@@ -809,7 +778,9 @@ fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<(), St
                     }
                 }
                 match open_beneath(&parent_dir, name) {
-                    Ok(target) if !is_link(&target) => move_tree_onto(tree, &target, &at)?,
+                    Ok(target) if !is_link(&target) => {
+                        move_tree_onto(tree, &target, &format!("mounting {}", at.display()))?
+                    }
                     Ok(_) => {
                         tracing::warn!("left {} out of the call's view: a link", path.display())
                     }

@@ -72,6 +72,12 @@ pub async fn run(
     let (stdout_read, stdout_write) = new_pipe().map_err(cannot)?;
     let (stderr_read, stderr_write) = new_pipe().map_err(cannot)?;
     let (report_read, report_write) = new_pipe().map_err(cannot)?;
+    // The plan goes into its pipe before the supervisor is started, as much
+    // as the pipe holds (all of a usual plan), so that the supervisor finds
+    // it there rather than waiting a round trip for it.
+    let sent = rustix::io::ioctl_fionbio(&plan_write, true)
+        .and_then(|()| rustix::io::write(&plan_write, &request))
+        .unwrap_or(0);
     // Only the call's supervisor holds these ends once it has started.
     let pidfd = setup
         .fork_server
@@ -79,8 +85,10 @@ pub async fn run(
         .await?;
     let mut supervisor = Supervisor::new(pidfd)?;
     let feed = async move {
-        if let Ok(mut sender) = pipe::Sender::from_owned_fd(plan_write) {
-            let _ = sender.write_all(&request).await;
+        if sent < request.len()
+            && let Ok(mut sender) = pipe::Sender::from_owned_fd(plan_write)
+        {
+            let _ = sender.write_all(&request[sent..]).await;
         }
     };
     let mut out = Outcome {
@@ -106,8 +114,8 @@ pub async fn run(
         };
         return Ok(out);
     }
-    // The output closed: the call's processes are gone, and the supervisor
-    // writes its report as it exits.
+    // The output closed: the commands are done, and the supervisor writes
+    // its report once every process of the call is gone.
     let report = tokio::select! {
         report = read_report(report_read) => report,
         () = tokio::time::sleep_until(setup.deadline.into()) => {

@@ -290,23 +290,29 @@ pub(super) fn fork_call(
             unsafe {
                 libc::close(socket.as_raw_fd());
             }
-            for (target, fd) in fds.into_iter().enumerate() {
-                let target = target as i32;
-                if fd.as_raw_fd() == target {
-                    // Already in place: keep it open, and across exec.
-                    // SAFETY: fcntl on a descriptor we own.
-                    unsafe { libc::fcntl(target, libc::F_SETFD, 0) };
-                    std::mem::forget(fd);
-                } else {
-                    // SAFETY: dup2 onto a descriptor number of our own; the
-                    // original closes when `fd` drops.
-                    unsafe { libc::dup2(fd.as_raw_fd(), target) };
-                }
-            }
+            take_as_first_four(fds);
             super::close_on_exec_from(4);
             let code = supervisor::run(prebuilt, namespaced.then_some(ids), view);
             // SAFETY: leave without running the fork server's destructors.
             unsafe { libc::_exit(code) };
+        }
+    }
+}
+
+/// Makes `fds` (a call's plan, output, errors and report) this process's
+/// descriptors 0 to 3, kept across exec.
+pub(super) fn take_as_first_four(fds: Vec<OwnedFd>) {
+    for (target, fd) in fds.into_iter().enumerate() {
+        let target = target as i32;
+        if fd.as_raw_fd() == target {
+            // Already in place: keep it open, and across exec.
+            // SAFETY: fcntl on a descriptor we own.
+            unsafe { libc::fcntl(target, libc::F_SETFD, 0) };
+            std::mem::forget(fd);
+        } else {
+            // SAFETY: dup2 onto a descriptor number of our own; the
+            // original closes when `fd` drops.
+            unsafe { libc::dup2(fd.as_raw_fd(), target) };
         }
     }
 }

@@ -583,11 +583,17 @@ fn make_way(base: &OwnedFd, relative: &std::path::Path) -> std::io::Result<Optio
 }
 
 /// Whether `path` is one of the system's own paths a view holds (not a
-/// root or a directory the user named).
+/// root or a directory the user named), spelled as the lists spell it.
+///
+/// The spelling is compared byte for byte, not component by component:
+/// the fork server asks this of every source before every call, and a
+/// path spelled otherwise is only ever taken the stricter way, as a root
+/// (opened without following a link).
 pub(super) fn is_system_path(path: &std::path::Path) -> bool {
+    let path = path.as_os_str();
     [super::SYSTEM_DIRS, super::ETC_FILES, super::DEVICES]
         .iter()
-        .any(|list| list.iter().any(|p| std::path::Path::new(p) == path))
+        .any(|list| list.iter().any(|p| std::ffi::OsStr::new(p) == path))
 }
 
 /// Where the new root is built before the switch: any directory the host
@@ -639,10 +645,34 @@ pub fn build_template_view(
 /// read-only flag locked on, never off, which is why the template holds the
 /// roots writable and a read-only call takes the right away.
 pub fn enter_template_copy(read_only: &[PathBuf], fresh: &[PathBuf]) -> Result<(), String> {
-    for path in read_only {
+    make_read_only(read_only)?;
+    mount_fresh(fresh)
+}
+
+/// Makes each of `paths` (mount points in a template's copy) read-only,
+/// with everything mounted beneath it.
+pub fn make_read_only(paths: &[PathBuf]) -> Result<(), String> {
+    for path in paths {
         mount_setattr(&c_path(path)?, true, libc::MOUNT_ATTR_RDONLY, 0)?;
     }
-    mount_fresh(fresh)
+    Ok(())
+}
+
+/// Takes away the fresh file systems [`mount_fresh`] put on `fresh`: a
+/// supervisor made ahead of its call mounted them before it knew the call
+/// was read-only, which has none.
+pub fn unmount_fresh(fresh: &[PathBuf]) -> Result<(), String> {
+    for dir in fresh {
+        let dir = c_path(dir)?;
+        // SAFETY: umount2(2) with a valid C string, in our own namespace.
+        if unsafe { libc::umount2(dir.as_ptr(), libc::MNT_DETACH) } != 0 {
+            return Err(os_error(&format!(
+                "taking away the temporary file system on {}",
+                dir.to_string_lossy()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The root of [`enter_view`], without the fresh file systems (their mount
@@ -847,7 +877,7 @@ fn make_private() -> Result<(), String> {
 }
 
 /// Mounts a fresh writable file system in memory on each of `fresh`.
-fn mount_fresh(fresh: &[PathBuf]) -> Result<(), String> {
+pub fn mount_fresh(fresh: &[PathBuf]) -> Result<(), String> {
     let options = std::ffi::CString::new(format!(
         "size={},nr_inodes={},mode=700",
         super::TEMP_SIZE,

@@ -53,11 +53,11 @@ pub fn probe_here() -> Layers {
         found
     });
     let seccomp_works = in_child(|| {
-        let Ok(filters) = seccomp::build(true, true) else {
+        let Ok(filter) = seccomp::build(true, true) else {
             return 0;
         };
         // SAFETY: this child exits right after the test.
-        if unsafe { seccomp::apply(&filters) }.is_err() {
+        if unsafe { seccomp::apply(&filter) }.is_err() {
             return 0;
         }
         // SAFETY: a socket call the filter must refuse.

@@ -1,12 +1,12 @@
-//! seccomp: system calls the call's processes may not make, compiled by
-//! rust-vmm's `seccompiler` (no hand-written BPF).
+//! seccomp: system calls the call's processes may not make, as one
+//! classic BPF filter laid out here.
 //!
 //! - `socket(2)` of every family: no network (inet, inet6, UDP, raw,
 //!   netlink, packet) and no unix socket. `socketpair(2)` stays for stream
 //!   and seqpacket pairs only (they are connected to each other and cannot
-//!   be aimed anywhere; every other type is refused), and `bind(2)` and `connect(2)` are refused, so not even
-//!   a socketpair can send a datagram to a path or listen on an abstract
-//!   name.
+//!   be aimed anywhere; every other type is refused), and `bind(2)` and
+//!   `connect(2)` are refused, so not even a socketpair can send a datagram
+//!   to a path or listen on an abstract name.
 //! - `mknod`: no device nodes, FIFOs or sockets.
 //! - Set-user-ID and set-group-ID bits: `chmod` to them, or a file created
 //!   with them, is refused, so a call cannot leave a setuid program behind.
@@ -26,32 +26,33 @@
 //! - Metadata changes (mode, owner, times, xattrs) when `metadata` is set:
 //!   in read-only mode, and wherever no read-only mount namespace stands in.
 //!
-//! Architectures other than the one compiled for are killed by the filters'
+//! Architectures other than the one compiled for are killed by the filter's
 //! preamble. x32 calls (x86-64 numbers with bit 30 set) are all absent: their
 //! numbers lie in the unreviewed range.
 //!
-//! Two filters are installed. Calls refused by their arguments are
-//! compiled by seccompiler from rules; calls refused by number alone, and
-//! the range of unreviewed numbers, are one short filter laid out here (one
-//! comparison per number; seccompiler spends several, and cannot say a
-//! range). The kernel converts and compiles every filter at every install,
-//! once per bash call, so their length is paid on every call: the numbers
-//! as seccompiler rules, the range listed number by number and twice over
-//! for x32, came to 940-1,900 instructions and ~0.2-0.35 ms per call.
+//! **Why it is laid out by hand.** The filter is installed at every bash
+//! call, and the kernel pays for it there: it converts and compiles the
+//! program, and then runs it once for every call number to find the
+//! numbers it allows whatever their arguments (its filter cache), under a
+//! lock. A list of comparisons is walked to its end for every allowed
+//! number. seccompiler's filters were such lists: with its rules and a
+//! number filter beside them, installing the two cost ~0.35-0.4 ms of
+//! every call's start. Here the number is found by a balanced tree of
+//! comparisons over the ranges of numbers that answer alike (about eight
+//! tests for any number), and the few calls judged by their arguments get
+//! a short block at their leaf. The test
+//! `the_kernel_walks_few_instructions_for_any_number` keeps it so.
 
 use std::collections::BTreeMap;
 
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule, TargetArch,
-};
+/// One classic BPF instruction, as the kernel takes it.
+type Instruction = libc::sock_filter;
 
-/// The filters: calls refused by their arguments (EPERM), and calls refused
-/// by number (EPERM, or ENOSYS so that callers with a fallback, like
-/// glibc's `clone3` → `clone`, take it).
-pub struct Filters {
-    pub by_arguments: BpfProgram,
-    pub by_number: BpfProgram,
+/// The compiled filter: calls refused by their arguments or by number
+/// (EPERM), and calls made absent (ENOSYS, so that callers with a
+/// fallback, like glibc's `clone3` → `clone`, take it).
+pub struct Filter {
+    program: Vec<Instruction>,
 }
 
 /// Calls refused with EPERM whatever their arguments.
@@ -179,60 +180,60 @@ const FIRST_UNREVIEWED: u32 = 457;
 /// `getxattr` and `listxattr` read).
 const REVIEWED_NEWER_CALLS: &[u32] = &[462, 464, 465];
 
-/// `rule` matches when argument `index`, masked with `bits`, equals `bits`.
+/// One test of a call's argument, on its low 32 bits.
 ///
-/// Only the argument's low 32 bits are compared: every argument this is used
-/// for is an `int`, a `mode_t` or (`clone`'s flags) one whose bits in
-/// question are all in the low half, and a 64-bit comparison would double
-/// the filter's length, which every bash call pays for when the filter is
-/// installed.
-fn bits_set(index: u8, bits: u64) -> Result<SeccompCondition, String> {
-    SeccompCondition::new(
-        index,
-        SeccompCmpArgLen::Dword,
-        SeccompCmpOp::MaskedEq(bits),
-        bits,
-    )
-    .map_err(|e| e.to_string())
+/// Only the low half is looked at: every argument tested is an `int`, a
+/// `mode_t` or (`clone`'s flags) one whose bits in question are all in the
+/// low half.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ArgTest {
+    /// Any of `bits` is set.
+    AnyOf { index: u8, bits: u32 },
+    /// The argument is `value`.
+    Is { index: u8, value: u32 },
+    /// The argument's `mask` bits are none of `allowed`.
+    NoneOf {
+        index: u8,
+        mask: u32,
+        allowed: &'static [u32],
+    },
 }
 
-fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, String> {
-    SeccompRule::new(conditions).map_err(|e| e.to_string())
-}
+/// A call is refused when every test of one of its rules holds.
+type Rule = Vec<ArgTest>;
 
 /// The bits of `socketpair(2)`'s type argument that hold the type (the
 /// rest are `SOCK_NONBLOCK` and `SOCK_CLOEXEC`).
-const SOCKET_TYPE_MASK: u64 = 0xf;
+const SOCKET_TYPE_MASK: u32 = 0xf;
 /// `SO_PASSCRED` and `SO_PASSPIDFD` (asm-generic values, those of x86-64
 /// and arm64).
-const SO_PASSCRED: u64 = 16;
-const SO_PASSPIDFD: u64 = 76;
+const SO_PASSCRED: u32 = 16;
+const SO_PASSPIDFD: u32 = 76;
 /// Socket pairs a call may make: connected to each other, never aimed.
-const ALLOWED_PAIR_TYPES: &[u64] = &[libc::SOCK_STREAM as u64, libc::SOCK_SEQPACKET as u64];
+const ALLOWED_PAIR_TYPES: &[u32] = &[libc::SOCK_STREAM as u32, libc::SOCK_SEQPACKET as u32];
 
 /// `O_TMPFILE` without its `O_DIRECTORY` part: an unnamed file that
 /// `linkat` can give a name later, created with a mode like `O_CREAT`.
-const O_TMPFILE_BIT: u64 = 0o20_000_000;
+const O_TMPFILE_BIT: u32 = 0o20_000_000;
 
-/// Rules refusing a set-user-ID or set-group-ID mode in argument `mode`;
-/// with `flags`, only when that argument creates a file (`O_CREAT` or
-/// `O_TMPFILE`), since the mode is unused otherwise.
-fn setid_rules(mode: u8, flags: Option<u8>) -> Result<Vec<SeccompRule>, String> {
-    let mut rules = Vec::new();
-    for bit in [libc::S_ISUID, libc::S_ISGID] {
-        match flags {
-            None => rules.push(rule(vec![bits_set(mode, u64::from(bit))?])?),
-            Some(flags) => {
-                for creating in [libc::O_CREAT as u64, O_TMPFILE_BIT] {
-                    rules.push(rule(vec![
-                        bits_set(mode, u64::from(bit))?,
-                        bits_set(flags, creating)?,
-                    ])?);
-                }
-            }
-        }
+/// The set-user-ID and set-group-ID bits.
+const SET_ID_BITS: u32 = libc::S_ISUID | libc::S_ISGID;
+
+/// The rule refusing a set-user-ID or set-group-ID mode in argument
+/// `mode`; with `flags`, only when that argument creates a file (`O_CREAT`
+/// or `O_TMPFILE`), since the mode is unused otherwise.
+fn setid_rule(mode: u8, flags: Option<u8>) -> Vec<Rule> {
+    let mut rule = vec![ArgTest::AnyOf {
+        index: mode,
+        bits: SET_ID_BITS,
+    }];
+    if let Some(flags) = flags {
+        rule.push(ArgTest::AnyOf {
+            index: flags,
+            bits: libc::O_CREAT as u32 | O_TMPFILE_BIT,
+        });
     }
-    Ok(rules)
+    vec![rule]
 }
 
 /// `clone(2)` flags that would create namespaces.
@@ -246,193 +247,326 @@ const NAMESPACE_FLAGS: &[i32] = &[
     libc::CLONE_NEWCGROUP,
 ];
 
-fn target() -> Result<TargetArch, String> {
-    std::env::consts::ARCH.try_into().map_err(|_| {
-        format!(
-            "seccomp filters are not built for {}",
-            std::env::consts::ARCH
-        )
-    })
+/// Calls refused by their arguments, and their rules. `metadata`: mode
+/// changes are refused by number instead.
+fn argument_rules(metadata: bool) -> BTreeMap<i64, Vec<Rule>> {
+    let mut rules: BTreeMap<i64, Vec<Rule>> = BTreeMap::new();
+    let namespaces = NAMESPACE_FLAGS
+        .iter()
+        .fold(0, |all, flag| all | *flag as u32);
+    rules.insert(
+        libc::SYS_clone,
+        vec![vec![ArgTest::AnyOf {
+            index: 0,
+            bits: namespaces,
+        }]],
+    );
+    // Only stream and seqpacket pairs: a datagram pair could be aimed at a
+    // path, and so could any other type the kernel turns into one (it
+    // takes SOCK_RAW for SOCK_DGRAM). Every other value of the type's four
+    // bits is refused, so a type added later is refused too.
+    rules.insert(
+        libc::SYS_socketpair,
+        vec![vec![ArgTest::NoneOf {
+            index: 1,
+            mask: SOCKET_TYPE_MASK,
+            allowed: ALLOWED_PAIR_TYPES,
+        }]],
+    );
+    rules.insert(
+        libc::SYS_fcntl,
+        vec![vec![ArgTest::Is {
+            index: 1,
+            value: libc::F_SETLEASE as u32,
+        }]],
+    );
+    // Asking for credentials on a socket makes the kernel give it an
+    // abstract name of its own on first send (autobind), in the host's
+    // namespace: a call could use up those names.
+    rules.insert(
+        libc::SYS_setsockopt,
+        [SO_PASSCRED, SO_PASSPIDFD]
+            .into_iter()
+            .map(|option| {
+                vec![
+                    ArgTest::Is {
+                        index: 1,
+                        value: libc::SOL_SOCKET as u32,
+                    },
+                    ArgTest::Is {
+                        index: 2,
+                        value: option,
+                    },
+                ]
+            })
+            .collect(),
+    );
+    if !metadata {
+        // Metadata calls are allowed (inside the writable set), but never
+        // to set-ID bits.
+        rules.insert(libc::SYS_fchmod, setid_rule(1, None));
+        rules.insert(libc::SYS_fchmodat, setid_rule(2, None));
+        rules.insert(FCHMODAT2, setid_rule(2, None));
+        #[cfg(target_arch = "x86_64")]
+        rules.insert(libc::SYS_chmod, setid_rule(1, None));
+    }
+    rules.insert(libc::SYS_openat, setid_rule(3, Some(2)));
+    #[cfg(target_arch = "x86_64")]
+    {
+        rules.insert(libc::SYS_open, setid_rule(2, Some(1)));
+        rules.insert(libc::SYS_creat, setid_rule(1, None));
+    }
+    rules
 }
 
-fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<BpfProgram, String> {
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(errno as u32),
-        target()?,
-    )
-    .map_err(|e| e.to_string())?;
-    filter
-        .try_into()
-        .map_err(|e: seccompiler::BackendError| e.to_string())
-}
-
-/// The audit architecture of the calls the filters judge.
+/// The audit architecture of the calls the filter judges.
 #[cfg(target_arch = "x86_64")]
 const AUDIT_ARCH: u32 = 0xC000_003E;
 #[cfg(target_arch = "aarch64")]
 const AUDIT_ARCH: u32 = 0xC000_00B7;
 
-/// Where a comparison in [`by_number_filter`] leads when it holds.
-#[derive(Clone, Copy)]
-enum Outcome {
-    Allow,
-    Denied,
-    Missing,
+#[cfg(not(target_endian = "little"))]
+compile_error!("the filter reads an argument's low half at its first four bytes");
+
+/// Offsets into `struct seccomp_data`.
+const NR_OFFSET: u32 = 0;
+const ARCH_OFFSET: u32 = 4;
+/// The low half of argument `index`.
+fn argument_offset(index: u8) -> u32 {
+    16 + 8 * u32::from(index)
 }
 
-/// The filter of calls refused by number, in classic BPF:
-///
-/// 1. another architecture's calls kill the process (as in seccompiler's
-///    filters);
-/// 2. each `denied` number answers EPERM, each `missing` number ENOSYS;
-/// 3. the [`REVIEWED_NEWER_CALLS`] are allowed;
-/// 4. every other number from [`FIRST_UNREVIEWED`] up (x32's included)
-///    answers ENOSYS;
-/// 5. anything else is allowed (the other filter still judges it).
-///
-/// Every comparison jumps forward to one of the three returns at the end,
-/// so the layout is a list; offsets are computed, not written.
-fn by_number_filter(denied: &[i64], missing: &[i64]) -> Result<BpfProgram, String> {
-    // Offsets into `struct seccomp_data`.
-    const NR: u32 = 0;
-    const ARCH: u32 = 4;
-    let load = |offset: u32| seccompiler::sock_filter {
+const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
+const DENY: u32 = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+const ABSENT: u32 = libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
+
+/// What a range of call numbers gets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Answer {
+    /// This action, whatever the arguments.
+    Always(u32),
+    /// EPERM when one of these rules holds, else allowed.
+    Rules(Vec<Rule>),
+}
+
+fn load(offset: u32) -> Instruction {
+    Instruction {
         code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
         jt: 0,
         jf: 0,
         k: offset,
-    };
-    let ret = |action: u32| seccompiler::sock_filter {
+    }
+}
+
+fn ret(action: u32) -> Instruction {
+    Instruction {
         code: (libc::BPF_RET | libc::BPF_K) as u16,
         jt: 0,
         jf: 0,
         k: action,
-    };
-    let number = |call: i64| u32::try_from(call).map_err(|_| format!("call number {call}"));
-    // The comparisons after the preamble: (operation, value, outcome).
-    let mut tests = Vec::new();
-    for call in denied {
-        tests.push((libc::BPF_JEQ, number(*call)?, Outcome::Denied));
     }
-    for call in missing {
-        tests.push((libc::BPF_JEQ, number(*call)?, Outcome::Missing));
-    }
-    for call in REVIEWED_NEWER_CALLS {
-        tests.push((libc::BPF_JEQ, *call, Outcome::Allow));
-    }
-    tests.push((libc::BPF_JGE, FIRST_UNREVIEWED, Outcome::Missing));
-    let mut program = vec![
-        load(ARCH),
-        seccompiler::sock_filter {
-            code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
-            jt: 1,
-            jf: 0,
-            k: AUDIT_ARCH,
-        },
-        ret(libc::SECCOMP_RET_KILL_PROCESS),
-        load(NR),
-    ];
-    // The returns follow the comparisons: allow, EPERM, ENOSYS.
-    let first_return = program.len() + tests.len();
-    for (operation, value, outcome) in tests {
-        let target = first_return + outcome as usize;
-        let offset = target - (program.len() + 1);
-        program.push(seccompiler::sock_filter {
-            code: (libc::BPF_JMP | operation | libc::BPF_K) as u16,
-            jt: u8::try_from(offset).map_err(|_| "too many calls refused by number".to_string())?,
-            jf: 0,
-            k: value,
-        });
-    }
-    program.push(ret(libc::SECCOMP_RET_ALLOW));
-    program.push(ret(libc::SECCOMP_RET_ERRNO | libc::EPERM as u32));
-    program.push(ret(libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32));
-    Ok(program)
 }
 
-/// Builds the filters. `metadata`: refuse metadata changes everywhere.
-/// `ipc_shared`: the call shares the host's IPC namespace.
-pub fn build(metadata: bool, ipc_shared: bool) -> Result<Filters, String> {
-    let mut denied: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    let mut namespace_rules = Vec::new();
-    for flag in NAMESPACE_FLAGS {
-        namespace_rules.push(rule(vec![bits_set(0, *flag as u32 as u64)?])?);
-    }
-    denied.insert(libc::SYS_clone, namespace_rules);
-    // Only stream and seqpacket pairs: a datagram pair could be aimed at a
-    // path, and so could any other type the kernel turns into one (it
-    // takes SOCK_RAW for SOCK_DGRAM). The rules refuse every other value of
-    // the type's four bits, so a type added later is refused too.
-    let mut pair_rules = Vec::new();
-    for kind in 0..=SOCKET_TYPE_MASK {
-        if ALLOWED_PAIR_TYPES.contains(&kind) {
-            continue;
-        }
-        let other = SeccompCondition::new(
-            1,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::MaskedEq(SOCKET_TYPE_MASK),
-            kind,
-        )
-        .map_err(|e| e.to_string())?;
-        pair_rules.push(rule(vec![other])?);
-    }
-    denied.insert(libc::SYS_socketpair, pair_rules);
-    let lease = SeccompCondition::new(
-        1,
-        SeccompCmpArgLen::Dword,
-        SeccompCmpOp::Eq,
-        libc::F_SETLEASE as u64,
-    )
-    .map_err(|e| e.to_string())?;
-    denied.insert(libc::SYS_fcntl, vec![rule(vec![lease])?]);
-    // Asking for credentials on a socket makes the kernel give it an
-    // abstract name of its own on first send (autobind), in the host's
-    // namespace: a call could use up those names.
-    let mut credential_rules = Vec::new();
-    for option in [SO_PASSCRED, SO_PASSPIDFD] {
-        let level = SeccompCondition::new(
-            1,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Eq,
-            libc::SOL_SOCKET as u64,
-        )
-        .map_err(|e| e.to_string())?;
-        let name = SeccompCondition::new(2, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, option)
-            .map_err(|e| e.to_string())?;
-        credential_rules.push(rule(vec![level, name])?);
-    }
-    denied.insert(libc::SYS_setsockopt, credential_rules);
-    if !metadata {
-        // Metadata calls are allowed (inside the writable set), but never
-        // to set-ID bits.
-        denied.insert(libc::SYS_fchmod, setid_rules(1, None)?);
-        denied.insert(libc::SYS_fchmodat, setid_rules(2, None)?);
-        denied.insert(FCHMODAT2, setid_rules(2, None)?);
-        #[cfg(target_arch = "x86_64")]
-        denied.insert(libc::SYS_chmod, setid_rules(1, None)?);
-    }
-    denied.insert(libc::SYS_openat, setid_rules(3, Some(2))?);
-    #[cfg(target_arch = "x86_64")]
-    {
-        denied.insert(libc::SYS_open, setid_rules(2, Some(1))?);
-        denied.insert(libc::SYS_creat, setid_rules(1, None)?);
-    }
-    Ok(Filters {
-        by_arguments: compile(denied, libc::EPERM)?,
-        by_number: by_number_filter(&denied_calls(metadata, ipc_shared), &missing_calls())?,
+fn jump(operation: u32, k: u32, jt: usize, jf: usize) -> Result<Instruction, String> {
+    let offset = |n: usize| u8::try_from(n).map_err(|_| format!("a jump of {n} instructions"));
+    Ok(Instruction {
+        code: (libc::BPF_JMP | operation | libc::BPF_K) as u16,
+        jt: offset(jt)?,
+        jf: offset(jf)?,
+        k,
     })
 }
 
-/// Installs the filters on the calling process (no new privileges first).
+impl ArgTest {
+    fn index(&self) -> u8 {
+        match self {
+            ArgTest::AnyOf { index, .. }
+            | ArgTest::Is { index, .. }
+            | ArgTest::NoneOf { index, .. } => *index,
+        }
+    }
+
+    /// Its length in instructions, the argument's load included.
+    fn length(&self) -> usize {
+        match self {
+            ArgTest::AnyOf { .. } | ArgTest::Is { .. } => 2,
+            ArgTest::NoneOf { allowed, .. } => 2 + allowed.len(),
+        }
+    }
+
+    /// Its code, placed at `at` in a block: it goes on to `holds` or
+    /// `fails` (both later in the block).
+    fn code(&self, at: usize, holds: usize, fails: usize) -> Result<Vec<Instruction>, String> {
+        let mut code = vec![load(argument_offset(self.index()))];
+        // The offset from the instruction after the one about to be added.
+        let to = |target: usize, code: &Vec<Instruction>| target - (at + code.len() + 1);
+        match *self {
+            ArgTest::AnyOf { bits, .. } => code.push(jump(
+                libc::BPF_JSET,
+                bits,
+                to(holds, &code),
+                to(fails, &code),
+            )?),
+            ArgTest::Is { value, .. } => code.push(jump(
+                libc::BPF_JEQ,
+                value,
+                to(holds, &code),
+                to(fails, &code),
+            )?),
+            ArgTest::NoneOf { mask, allowed, .. } => {
+                code.push(Instruction {
+                    code: (libc::BPF_ALU | libc::BPF_AND | libc::BPF_K) as u16,
+                    jt: 0,
+                    jf: 0,
+                    k: mask,
+                });
+                for (k, value) in allowed.iter().enumerate() {
+                    let otherwise = if k + 1 == allowed.len() {
+                        to(holds, &code)
+                    } else {
+                        0
+                    };
+                    code.push(jump(libc::BPF_JEQ, *value, to(fails, &code), otherwise)?);
+                }
+            }
+        }
+        Ok(code)
+    }
+}
+
+/// The code of a leaf: its action, or its rules followed by an allow and
+/// a refusal.
+fn leaf(answer: &Answer) -> Result<Vec<Instruction>, String> {
+    let rules = match answer {
+        Answer::Always(action) => return Ok(vec![ret(*action)]),
+        Answer::Rules(rules) => rules,
+    };
+    let rule_length = |rule: &Rule| rule.iter().map(ArgTest::length).sum::<usize>();
+    let allow_at: usize = rules.iter().map(rule_length).sum();
+    let deny_at = allow_at + 1;
+    let mut code = Vec::with_capacity(deny_at + 1);
+    for rule in rules {
+        let next_rule = code.len() + rule_length(rule);
+        for (k, test) in rule.iter().enumerate() {
+            let at = code.len();
+            let holds = if k + 1 == rule.len() {
+                deny_at
+            } else {
+                at + test.length()
+            };
+            code.extend(test.code(at, holds, next_rule)?);
+        }
+    }
+    code.push(ret(ALLOW));
+    code.push(ret(DENY));
+    Ok(code)
+}
+
+/// The code that finds the range a call number (in the accumulator) lies
+/// in: `ranges` are (first number, answer), sorted, the first from 0.
+fn tree(ranges: &[(u32, Answer)]) -> Result<Vec<Instruction>, String> {
+    if let [(_, answer)] = ranges {
+        return leaf(answer);
+    }
+    let (lower, upper) = ranges.split_at(ranges.len() / 2);
+    let lower = tree(lower)?;
+    let upper_code = tree(upper)?;
+    let mut code = Vec::with_capacity(lower.len() + upper_code.len() + 2);
+    let from = upper[0].0;
+    if lower.len() <= usize::from(u8::MAX) {
+        code.push(jump(libc::BPF_JGE, from, lower.len(), 0)?);
+    } else {
+        // Too far for a conditional jump: it skips over a long jump.
+        code.push(jump(libc::BPF_JGE, from, 0, 1)?);
+        code.push(Instruction {
+            code: (libc::BPF_JMP | libc::BPF_JA) as u16,
+            jt: 0,
+            jf: 0,
+            k: u32::try_from(lower.len()).map_err(|_| "a filter too long".to_string())?,
+        });
+    }
+    code.extend(lower);
+    code.extend(upper_code);
+    Ok(code)
+}
+
+/// Every call number's answer, as ranges of numbers answered alike.
+fn ranges(metadata: bool, ipc_shared: bool) -> Result<Vec<(u32, Answer)>, String> {
+    let number = |call: i64| u32::try_from(call).map_err(|_| format!("call number {call}"));
+    let mut named: BTreeMap<u32, Answer> = BTreeMap::new();
+    for call in REVIEWED_NEWER_CALLS {
+        named.insert(*call, Answer::Always(ALLOW));
+    }
+    for (call, rules) in argument_rules(metadata) {
+        named.insert(number(call)?, Answer::Rules(rules));
+    }
+    // A number refused outright needs no rules.
+    for call in missing_calls() {
+        named.insert(number(call)?, Answer::Always(ABSENT));
+    }
+    for call in denied_calls(metadata, ipc_shared) {
+        named.insert(number(call)?, Answer::Always(DENY));
+    }
+    let unnamed = |nr: u32| Answer::Always(if nr < FIRST_UNREVIEWED { ALLOW } else { ABSENT });
+    // Where an answer may change: at each named number, after it, and at
+    // the first unreviewed one.
+    let mut starts: Vec<u32> = vec![0, FIRST_UNREVIEWED];
+    for nr in named.keys() {
+        starts.push(*nr);
+        starts.extend(nr.checked_add(1));
+    }
+    starts.sort_unstable();
+    starts.dedup();
+    let mut ranges: Vec<(u32, Answer)> = Vec::new();
+    for start in starts {
+        let answer = named.get(&start).cloned().unwrap_or_else(|| unnamed(start));
+        if ranges.last().is_none_or(|(_, last)| *last != answer) {
+            ranges.push((start, answer));
+        }
+    }
+    Ok(ranges)
+}
+
+/// Builds the filter. `metadata`: refuse metadata changes everywhere.
+/// `ipc_shared`: the call shares the host's IPC namespace.
+pub fn build(metadata: bool, ipc_shared: bool) -> Result<Filter, String> {
+    let mut program = vec![
+        load(ARCH_OFFSET),
+        jump(libc::BPF_JEQ, AUDIT_ARCH, 1, 0)?,
+        ret(libc::SECCOMP_RET_KILL_PROCESS),
+        load(NR_OFFSET),
+    ];
+    program.extend(tree(&ranges(metadata, ipc_shared)?)?);
+    if program.len() > usize::from(libc::BPF_MAXINSNS as u16) {
+        return Err(format!("a filter of {} instructions", program.len()));
+    }
+    Ok(Filter { program })
+}
+
+/// Installs the filter on the calling process (no new privileges first).
 ///
 /// # Safety
 /// Only in a child between fork and exec.
-pub unsafe fn apply(filters: &Filters) -> std::io::Result<()> {
-    for program in [&filters.by_arguments, &filters.by_number] {
-        seccompiler::apply_filter(program).map_err(std::io::Error::other)?;
+pub unsafe fn apply(filter: &Filter) -> std::io::Result<()> {
+    let program = libc::sock_fprog {
+        len: u16::try_from(filter.program.len()).map_err(std::io::Error::other)?,
+        filter: filter.program.as_ptr().cast_mut(),
+    };
+    // SAFETY: prctl with integer arguments; seccomp reads `program`, which
+    // points at `filter`'s instructions and outlives the call.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            0,
+            &raw const program,
+        ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
     }
     Ok(())
 }
@@ -441,9 +575,10 @@ pub unsafe fn apply(filters: &Filters) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    /// The errno of `syscall(nr, 0, 0, 0, 0)` (0 when it succeeded), in a
-    /// child with the filters installed or without them.
-    fn errno_in_child(nr: i64, filters: Option<&Filters>) -> i32 {
+    /// The errno of `syscall(nr)` with six zero arguments (0 when it
+    /// succeeded), in a child with the filter installed or without it. All
+    /// six are given: one left out is whatever its register held.
+    fn errno_in_child(nr: i64, filters: Option<&Filter>) -> i32 {
         // SAFETY: the child makes system calls only and leaves by _exit.
         unsafe {
             let pid = libc::fork();
@@ -455,7 +590,7 @@ mod tests {
                 {
                     libc::_exit(255);
                 }
-                let errno = if libc::syscall(nr, 0, 0, 0, 0) < 0 {
+                let errno = if libc::syscall(nr, 0, 0, 0, 0, 0, 0) < 0 {
                     *libc::__errno_location()
                 } else {
                     0
@@ -493,7 +628,7 @@ mod tests {
                 "call {nr}"
             );
         }
-        // The rule-based filters still stand beside it.
+        // The calls refused by number or made absent by name.
         assert_eq!(
             errno_in_child(libc::SYS_socket, Some(&filters)),
             libc::EPERM
@@ -504,10 +639,11 @@ mod tests {
         );
     }
 
-    /// Runs a classic BPF program (the instructions seccompiler and
-    /// [`by_number_filter`] use) on a call with number `nr`, architecture
-    /// `arch` and arguments `args`, as the kernel would.
-    fn run(program: &BpfProgram, nr: u32, arch: u32, args: [u64; 6]) -> u32 {
+    /// Runs a classic BPF program on a call with number `nr`, architecture
+    /// `arch` and arguments `args`, as the kernel would. Also returns how
+    /// many instructions ran before the first that reads an argument (the
+    /// kernel's walk when it prepares its cache stops there).
+    fn run(program: &[Instruction], nr: u32, arch: u32, args: [u64; 6]) -> (u32, usize) {
         let word = |offset: u32| -> u32 {
             match offset {
                 0 => nr,
@@ -524,14 +660,21 @@ mod tests {
             }
         };
         let (mut pc, mut a) = (0usize, 0u32);
+        let (mut steps, mut walked) = (0, None);
         loop {
             let insn = &program[pc];
             let code = u32::from(insn.code);
             pc += 1;
+            steps += 1;
             match code {
-                c if c == libc::BPF_LD | libc::BPF_W | libc::BPF_ABS => a = word(insn.k),
+                c if c == libc::BPF_LD | libc::BPF_W | libc::BPF_ABS => {
+                    if insn.k >= 16 && walked.is_none() {
+                        walked = Some(steps);
+                    }
+                    a = word(insn.k)
+                }
                 c if c == libc::BPF_ALU | libc::BPF_AND | libc::BPF_K => a &= insn.k,
-                c if c == libc::BPF_RET | libc::BPF_K => return insn.k,
+                c if c == libc::BPF_RET | libc::BPF_K => return (insn.k, walked.unwrap_or(steps)),
                 c if c == libc::BPF_JMP | libc::BPF_JA => pc += insn.k as usize,
                 c if c & 0x07 == libc::BPF_JMP && c & 0x08 == libc::BPF_K => {
                     let holds = match c & 0xf0 {
@@ -548,18 +691,47 @@ mod tests {
         }
     }
 
-    /// What the kernel makes of both filters: the action of highest
-    /// precedence; among equals, the last installed filter's.
-    fn verdict(filters: &Filters, nr: u32, arch: u32, args: [u64; 6]) -> u32 {
-        let rank = |action: u32| (action & libc::SECCOMP_RET_ACTION_FULL) as i32;
-        let mut verdict = libc::SECCOMP_RET_ALLOW;
-        for program in [&filters.by_arguments, &filters.by_number] {
-            let action = run(program, nr, arch, args);
-            if rank(action) <= rank(verdict) {
-                verdict = action;
-            }
+    fn verdict(filter: &Filter, nr: u32, arch: u32, args: [u64; 6]) -> u32 {
+        run(&filter.program, nr, arch, args).0
+    }
+
+    /// Numbers worth trying: every one up to 2,048, x32's, the largest.
+    fn numbers() -> impl Iterator<Item = u32> {
+        (0..2048u32).chain([0x4000_0000 | 39, 0x4000_0000 | 41, u32::MAX])
+    }
+
+    #[test]
+    fn the_kernel_walks_few_instructions_for_any_number() {
+        // At every install the kernel runs the filter for each number it
+        // knows: a long walk there is paid on every bash call.
+        for (metadata, ipc_shared) in [(true, true), (true, false), (false, false)] {
+            let filter = build(metadata, ipc_shared).unwrap();
+            let longest = numbers()
+                .map(|nr| run(&filter.program, nr, AUDIT_ARCH, [0; 6]).1)
+                .max()
+                .unwrap();
+            assert!(longest <= 16, "{longest} instructions before an answer");
         }
-        verdict
+    }
+
+    #[test]
+    fn far_jumps_are_laid_out_right() {
+        // More ranges than a conditional jump can skip: the long jumps.
+        let ranges: Vec<(u32, Answer)> = (0..600u32)
+            .map(|n| (n, Answer::Always(if n % 2 == 0 { ALLOW } else { DENY })))
+            .collect();
+        let mut program = vec![load(NR_OFFSET)];
+        program.extend(tree(&ranges).unwrap());
+        let long_jump = (libc::BPF_JMP | libc::BPF_JA) as u16;
+        assert!(program.iter().any(|i| i.code == long_jump));
+        for nr in 0..700u32 {
+            let expected = if nr >= 599 || nr % 2 == 1 {
+                DENY
+            } else {
+                ALLOW
+            };
+            assert_eq!(run(&program, nr, AUDIT_ARCH, [0; 6]).0, expected, "{nr}");
+        }
     }
 
     #[test]
@@ -570,8 +742,7 @@ mod tests {
             let filters = build(metadata, ipc_shared).unwrap();
             let denied = denied_calls(metadata, ipc_shared);
             let missing = missing_calls();
-            let numbers = (0..2048u32).chain([0x4000_0000 | 39, 0x4000_0000 | 41, u32::MAX]);
-            for nr in numbers {
+            for nr in numbers() {
                 let call = i64::from(nr);
                 let expected = if denied.contains(&call) || call == libc::SYS_socketpair {
                     // socketpair with type 0: not a stream or seqpacket pair.
@@ -668,6 +839,83 @@ mod tests {
                 verdict(&filters, fcntl, AUDIT_ARCH, [3, lease, 0, 0, 0, 0]),
                 eperm
             );
+            let allow = libc::SECCOMP_RET_ALLOW;
+            let cases: &[(i64, [u64; 6], u32)] = &[
+                // A seqpacket pair, non-blocking; a raw one.
+                (
+                    libc::SYS_socketpair,
+                    [
+                        unix,
+                        (libc::SOCK_SEQPACKET | libc::SOCK_NONBLOCK) as u64,
+                        0,
+                        0,
+                        0,
+                        0,
+                    ],
+                    allow,
+                ),
+                (
+                    libc::SYS_socketpair,
+                    [unix, libc::SOCK_RAW as u64, 0, 0, 0, 0],
+                    eperm,
+                ),
+                // A set-group-ID file made unnamed; a setuid mode on a file
+                // only opened (unused, so allowed).
+                (
+                    libc::SYS_openat,
+                    [0, 0, u64::from(O_TMPFILE_BIT), 0o2755, 0, 0],
+                    eperm,
+                ),
+                (libc::SYS_openat, [0, 0, 0, 0o4755, 0, 0], allow),
+                // A network namespace beside a plain child; a plain child.
+                (
+                    libc::SYS_clone,
+                    [(libc::CLONE_NEWNET | libc::SIGCHLD) as u64, 0, 0, 0, 0, 0],
+                    eperm,
+                ),
+                (
+                    libc::SYS_clone,
+                    [libc::SIGCHLD as u64, 0, 0, 0, 0, 0],
+                    allow,
+                ),
+                // Credentials asked of a socket; another option.
+                (
+                    libc::SYS_setsockopt,
+                    [3, libc::SOL_SOCKET as u64, u64::from(SO_PASSCRED), 0, 0, 0],
+                    eperm,
+                ),
+                (
+                    libc::SYS_setsockopt,
+                    [
+                        3,
+                        libc::SOL_SOCKET as u64,
+                        libc::SO_REUSEADDR as u64,
+                        0,
+                        0,
+                        0,
+                    ],
+                    allow,
+                ),
+                (
+                    libc::SYS_fcntl,
+                    [3, libc::F_GETFL as u64, 0, 0, 0, 0],
+                    allow,
+                ),
+                // Modes: refused outright with `metadata`, else only set-ID.
+                (libc::SYS_fchmod, [3, 0o2755, 0, 0, 0, 0], eperm),
+                (
+                    libc::SYS_fchmodat,
+                    [3, 0, 0o755, 0, 0, 0],
+                    if metadata { eperm } else { allow },
+                ),
+            ];
+            for (call, args, expected) in cases {
+                assert_eq!(
+                    verdict(&filters, *call as u32, AUDIT_ARCH, *args),
+                    *expected,
+                    "call {call} with {args:?} (metadata {metadata})"
+                );
+            }
         }
     }
 
@@ -679,10 +927,11 @@ mod tests {
 
     #[test]
     fn the_filters_stay_short() {
-        // The kernel converts and compiles each filter at every call's
+        // The kernel converts and compiles the filter at every call's
         // start: a long one is paid for on every bash call.
-        let filters = build(true, true).unwrap();
-        let total = filters.by_arguments.len() + filters.by_number.len();
-        assert!(total < 500, "{total} instructions");
+        for (metadata, ipc_shared) in [(true, true), (false, false)] {
+            let total = build(metadata, ipc_shared).unwrap().program.len();
+            assert!(total < 400, "{total} instructions");
+        }
     }
 }

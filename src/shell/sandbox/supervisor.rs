@@ -2,7 +2,7 @@
 //! [`SUPERVISOR_ARG`](super::SUPERVISOR_ARG), one per command line.
 //!
 //! It reads the checked plan from standard input, enters the namespaces,
-//! builds the Landlock ruleset and seccomp filters, runs the pipelines
+//! builds the Landlock ruleset and applies the seccomp filter, runs the pipelines
 //! (each command spawned directly, confined between fork and exec), and
 //! when the last one ends, or the server asks it to stop with SIGTERM, kills
 //! and reaps every process of the call. Then it writes how the commands
@@ -75,7 +75,7 @@ pub fn main(args: &[String]) -> i32 {
 
 /// What a fork server prepares once, for its server's confinement and that
 /// confinement made read-only (git's configuration check): the paths the
-/// Landlock ruleset grants, opened, and the compiled seccomp filters. A call
+/// Landlock ruleset grants, opened, and the compiled seccomp filter. A call
 /// then only builds its ruleset from open descriptors and applies both.
 pub struct Prebuilt {
     /// The server's confinement, with the layers the fork server found.
@@ -132,7 +132,7 @@ impl Prebuilt {
 pub struct Prepared {
     /// The paths Landlock grants, opened; None without Landlock.
     opened: Option<landlock::Opened>,
-    filters: Option<std::sync::Arc<seccomp::Filters>>,
+    filter: Option<std::sync::Arc<seccomp::Filter>>,
     limits: Limits,
 }
 
@@ -154,7 +154,7 @@ impl Prepared {
         }
         Ok(Prepared {
             opened: (layers.landlock_abi > 0).then(|| landlock::Opened::open(&granted, started)),
-            filters: layers
+            filter: layers
                 .seccomp
                 .then(|| {
                     let namespaced = layers.pid_ns || layers.mount_ns;
@@ -193,7 +193,7 @@ impl Prepared {
                 .as_ref()
                 .map(|opened| landlock::build(opened, &fresh))
                 .transpose()?,
-            filters: self.filters.clone(),
+            filter: self.filter.clone(),
             limits: self.limits,
         })
     }
@@ -221,7 +221,7 @@ fn run_once() -> i32 {
     let ids = namespaces::Ids::current();
     match namespaces::clone_call(namespaced.then_some(request.confinement.layers.user_ns)) {
         Ok(namespaces::Cloned::Child) => {
-            let report = serve(request, None, namespaced.then_some(ids), None)
+            let report = serve(request, None, namespaced.then_some(ids), None, None)
                 .unwrap_or_else(Report::Failed);
             write_report(&report);
             // SAFETY: leave without running destructors shared with the parent.
@@ -266,7 +266,53 @@ pub fn run(
         }
     }
     let report = read_request()
-        .and_then(|request| serve(request, Some(prebuilt), ids, view))
+        .and_then(|request| serve(request, Some(prebuilt), ids, view, None))
+        .unwrap_or_else(Report::Failed);
+    write_report(&report);
+    0
+}
+
+/// A call's supervisor made by a template before its call came (see
+/// [`template`]): it does the part of a call's start that no plan changes
+/// (its namespaces' ids, `/proc` and IPC limits, the fresh temporary file
+/// system), then waits on `handoff` for the call's four descriptors, and
+/// runs the call as [`run`] does. `ids`: those it had before its
+/// namespaces.
+pub fn run_handed(
+    prebuilt: &Prebuilt,
+    ids: namespaces::Ids,
+    view: &template::View,
+    handoff: OwnedFd,
+) -> i32 {
+    // SAFETY: prctl with integer arguments.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    hold_first_four();
+    let base = &prebuilt.base;
+    let started = start(base, Some(ids)).and_then(|()| {
+        let fresh: Vec<PathBuf> = base.temp.iter().cloned().collect();
+        namespaces::mount_fresh(&fresh)
+    });
+    // The server's own confinement, built now that its fresh file system is
+    // mounted; a call with another (read-only) builds its own.
+    let confined = started.is_ok().then(|| {
+        prebuilt
+            .find(base)
+            .and_then(|prepared| prepared.as_ref().ok())
+            .and_then(|prepared| prepared.confine(base).ok())
+    });
+    let ahead = Ahead {
+        confined: confined.flatten(),
+    };
+    let fds = match super::fork_server::receive(&handoff, 16) {
+        Ok((_, fds)) if fds.len() == 4 => fds,
+        _ => return 1,
+    };
+    drop(handoff);
+    super::fork_server::take_as_first_four(fds);
+    super::close_on_exec_from(4);
+    let report = started
+        .and_then(|()| read_request())
+        .and_then(|request| serve(request, Some(prebuilt), Some(ids), Some(view), Some(ahead)))
         .unwrap_or_else(Report::Failed);
     write_report(&report);
     0
@@ -294,38 +340,92 @@ fn read_request() -> Result<Request, String> {
     serde_json::from_slice(&bytes).map_err(|e| format!("reading the plan: {e}"))
 }
 
-fn serve(
-    request: Request,
-    prebuilt: Option<&Prebuilt>,
-    ids: Option<namespaces::Ids>,
-    view: Option<&template::View>,
-) -> Result<Report, String> {
+/// Descriptors 0 to 3 will be the call's: until they come, /dev/null
+/// holds each free one, so that nothing opened ahead takes one of their
+/// numbers (and is closed when the call's take their place).
+fn hold_first_four() {
+    loop {
+        // SAFETY: open(2) with a valid C string; a descriptor below 4 is
+        // kept open on purpose, any other is closed at once.
+        unsafe {
+            let fd = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+            if fd < 0 {
+                return;
+            }
+            if fd >= 4 {
+                libc::close(fd);
+                return;
+            }
+        }
+    }
+}
+
+/// The start of every call, whatever its plan: signals, the OOM score, and
+/// with namespaces (`ids`: the ids from before them) what their init sets
+/// up.
+fn start(confinement: &Confinement, ids: Option<namespaces::Ids>) -> Result<(), String> {
     block_signals();
     // Should memory run out, the kernel ends the call's processes first,
     // never the host's: the score is inherited by every process of the
     // call, and raising it needs no privilege.
     let _ = std::fs::write("/proc/self/oom_score_adj", "1000");
-    let confinement = &request.confinement;
+    let Some(ids) = ids else {
+        return Ok(());
+    };
     let layers = &confinement.layers;
+    let pid_max = layers
+        .pid_max
+        .then_some((confinement.max_tasks + 1).max(301));
+    namespaces::set_up_as_init(ids, layers.user_ns, pid_max, layers.ipc_limits)
+}
+
+/// What a supervisor made ahead of its call did before the call came
+/// (see [`run_handed`]): [`start`], for the server's confinement, and its
+/// fresh file system mounted.
+struct Ahead {
+    /// The server's confinement, built; None where that failed (a call
+    /// with it then meets the error building its own).
+    confined: Option<Confined>,
+}
+
+/// Runs a call; `ahead`: what was done before it came.
+fn serve(
+    request: Request,
+    prebuilt: Option<&Prebuilt>,
+    ids: Option<namespaces::Ids>,
+    view: Option<&template::View>,
+    ahead: Option<Ahead>,
+) -> Result<Report, String> {
+    let confinement = &request.confinement;
+    let started = ahead.is_some();
+    if !started {
+        start(confinement, ids)?;
+    }
     match ids {
-        Some(ids) => {
-            let pid_max = layers
-                .pid_max
-                .then_some((confinement.max_tasks + 1).max(301));
-            namespaces::set_up_as_init(ids, layers.user_ns, pid_max, layers.ipc_limits)?;
+        Some(_) => {
             let fresh: Vec<PathBuf> = confinement.temp.iter().cloned().collect();
             if let Some(view) = view {
                 // The template was built for the server's confinement; a
-                // call may only take rights away from it (read-only).
-                if prebuilt.and_then(|p| p.find(confinement)).is_none() {
+                // call may only take rights away from it (read-only). One
+                // started ahead was started as the server's: the limits,
+                // layers and ids it set are the same for both.
+                let Some(prebuilt) = prebuilt.filter(|p| p.find(confinement).is_some()) else {
                     return Err("the call's confinement is not the server's".into());
-                }
+                };
                 let read_only: &[PathBuf] = if confinement.read_only {
                     &view.writable
                 } else {
                     &[]
                 };
-                namespaces::enter_template_copy(read_only, &fresh)?;
+                if started {
+                    namespaces::make_read_only(read_only)?;
+                    if fresh.is_empty() {
+                        let mounted: Vec<PathBuf> = prebuilt.base.temp.iter().cloned().collect();
+                        namespaces::unmount_fresh(&mounted)?;
+                    }
+                } else {
+                    namespaces::enter_template_copy(read_only, &fresh)?;
+                }
             } else if view_possible(confinement) {
                 namespaces::enter_view(&view_sources(confinement), &fresh)?;
             } else {
@@ -349,8 +449,19 @@ fn serve(
             &prepared_now
         }
     };
-    let confined = prepared.confine(confinement)?;
+    let built_ahead = ahead
+        .and_then(|ahead| ahead.confined)
+        .filter(|_| prebuilt.is_some_and(|p| *confinement == p.base));
+    let confined = match built_ahead {
+        Some(confined) => confined,
+        None => prepared.confine(confinement)?,
+    };
     let report = confined.run_steps(&request.steps, &request.cwd, &request.env);
+    // The server reads the output to its end before it reads the report:
+    // the supervisor lets go of its own ends now, so that the end comes as
+    // soon as the commands are done, not once this process has exited. The
+    // report still comes only after every process of the call is gone.
+    let _ = stdout_and_stderr_to_dev_null();
     end(ids.is_some());
     Ok(report)
 }
@@ -414,6 +525,17 @@ fn hidden_dirs(confinement: &Confinement) -> Vec<PathBuf> {
         .collect()
 }
 
+fn stdout_and_stderr_to_dev_null() -> std::io::Result<()> {
+    let null = std::fs::OpenOptions::new().write(true).open("/dev/null")?;
+    for fd in [1, 2] {
+        // SAFETY: dup2 onto the standard output and error descriptors.
+        if unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), fd) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 fn stdin_from_dev_null() -> Result<(), String> {
     let null = std::fs::File::open("/dev/null").map_err(|e| format!("/dev/null: {e}"))?;
     // SAFETY: dup2 onto descriptor 0.
@@ -458,7 +580,7 @@ fn end(init: bool) {
 /// Everything a command is confined by, built before any command runs.
 struct Confined {
     rules: Option<landlock::Rules>,
-    filters: Option<std::sync::Arc<seccomp::Filters>>,
+    filter: Option<std::sync::Arc<seccomp::Filter>>,
     limits: Limits,
 }
 
@@ -616,7 +738,7 @@ impl Confined {
             .stderr(stderr.stdio());
         let limits = self.limits;
         let rules = self.rules.as_ref().map(landlock::Rules::raw_fd);
-        let filters = self.filters.clone();
+        let filter = self.filter.clone();
         // SAFETY: the supervisor is single-threaded; the closure makes
         // system calls only, in the child before exec.
         unsafe {
@@ -626,8 +748,8 @@ impl Confined {
                 if let Some(fd) = rules {
                     landlock::restrict_self(fd)?;
                 }
-                if let Some(filters) = &filters {
-                    seccomp::apply(filters)?;
+                if let Some(filter) = &filter {
+                    seccomp::apply(filter)?;
                 }
                 Ok(())
             });

@@ -241,6 +241,7 @@ fn serve(
     if send(socket, b"ready", &[]).is_err() {
         return 1;
     }
+    let mut waiting = Waiting::start(socket, prebuilt, &view).ok();
     loop {
         // SAFETY: reaping our own children without blocking.
         while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
@@ -250,14 +251,28 @@ fn serve(
         if message.is_empty() && fds.is_empty() {
             break;
         }
-        let answer = match fork_call(socket, prebuilt, fds, Some(&view)) {
+        let launched = match waiting.take() {
+            Some(ready) => match ready.hand(fds) {
+                Ok(pidfd) => Ok(pidfd),
+                // It is gone: the call gets a supervisor made now.
+                Err(fds) => fork_call(socket, prebuilt, fds, Some(&view)),
+            },
+            None => fork_call(socket, prebuilt, fds, Some(&view)),
+        };
+        let answer = match launched {
             Ok(pidfd) => send(socket, b"ok", &[pidfd.as_fd()]),
             Err(why) => send(socket, why.as_bytes(), &[]),
         };
         if answer.is_err() {
             break;
         }
+        // The next call's supervisor starts now, after this call's answer,
+        // and holds none of this call's descriptors (they were handed on
+        // and closed here).
+        waiting = Waiting::start(socket, prebuilt, &view).ok();
     }
+    // A supervisor still waiting for a call sees its socket close and exits.
+    drop(waiting);
     // The calls still running would die with this process (their
     // parent-death signal): they end first.
     loop {
@@ -265,6 +280,56 @@ fn serve(
         let reaped = unsafe { libc::waitpid(-1, std::ptr::null_mut(), 0) };
         if reaped < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
             return 0;
+        }
+    }
+}
+
+/// A call's supervisor made ahead of its call, waiting for the call's
+/// descriptors (see [`supervisor::run_handed`]): what a call's start costs
+/// before its plan matters (the clone into new namespaces, their ids,
+/// `/proc`, IPC limits and fresh temporary file system) is paid between
+/// calls rather than within one.
+struct Waiting {
+    pidfd: OwnedFd,
+    /// Where the call's descriptors go.
+    handoff: OwnedFd,
+}
+
+impl Waiting {
+    /// Makes one; `socket` (the template's own, to the fork server) is
+    /// closed in it.
+    fn start(socket: &OwnedFd, prebuilt: &Prebuilt, view: &View) -> Result<Waiting, String> {
+        let (ours, theirs) = rustix::net::socketpair(
+            AddressFamily::UNIX,
+            SocketType::SEQPACKET,
+            SocketFlags::CLOEXEC,
+            None,
+        )
+        .map_err(|e| format!("cannot make a supervisor ahead: {e}"))?;
+        let ids = namespaces::Ids::current();
+        match namespaces::clone_call(Some(prebuilt.base.layers.user_ns))? {
+            namespaces::Cloned::Parent(pidfd) => Ok(Waiting {
+                pidfd,
+                handoff: ours,
+            }),
+            namespaces::Cloned::Child => {
+                drop(ours);
+                // SAFETY: in the new child: its own copy of the descriptor.
+                unsafe { libc::close(socket.as_raw_fd()) };
+                let code = supervisor::run_handed(prebuilt, ids, view, theirs);
+                // SAFETY: leave without running the template's destructors.
+                unsafe { libc::_exit(code) };
+            }
+        }
+    }
+
+    /// Hands it a call's descriptors; returns its pidfd, or the
+    /// descriptors back if it is gone.
+    fn hand(self, fds: Vec<OwnedFd>) -> Result<OwnedFd, Vec<OwnedFd>> {
+        let borrowed: Vec<BorrowedFd<'_>> = fds.iter().map(|fd| fd.as_fd()).collect();
+        match send(&self.handoff, b"call", &borrowed) {
+            Ok(()) => Ok(self.pidfd),
+            Err(_) => Err(fds),
         }
     }
 }

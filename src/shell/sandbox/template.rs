@@ -241,10 +241,24 @@ fn serve(
     if send(socket, b"ready", &[]).is_err() {
         return 1;
     }
+    // The next call's supervisor is made while no call is starting or
+    // running (none yet, or the last one started has exited): made at once
+    // after an answer, it would take a core from the call just started.
     let mut waiting = Waiting::start(socket, prebuilt, &view).ok();
+    let mut running: Option<OwnedFd> = None;
     loop {
         // SAFETY: reaping our own children without blocking.
         while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
+        match wait_for_call(socket, running.as_ref()) {
+            Woken::Call => {}
+            Woken::Ended => {
+                running = None;
+                if waiting.is_none() {
+                    waiting = Waiting::start(socket, prebuilt, &view).ok();
+                }
+                continue;
+            }
+        }
         let Ok((message, fds)) = receive(socket, 4096) else {
             break;
         };
@@ -260,16 +274,15 @@ fn serve(
             None => fork_call(socket, prebuilt, fds, Some(&view)),
         };
         let answer = match launched {
-            Ok(pidfd) => send(socket, b"ok", &[pidfd.as_fd()]),
+            Ok(pidfd) => {
+                running = pidfd.try_clone().ok();
+                send(socket, b"ok", &[pidfd.as_fd()])
+            }
             Err(why) => send(socket, why.as_bytes(), &[]),
         };
         if answer.is_err() {
             break;
         }
-        // The next call's supervisor starts now, after this call's answer,
-        // and holds none of this call's descriptors (they were handed on
-        // and closed here).
-        waiting = Waiting::start(socket, prebuilt, &view).ok();
     }
     // A supervisor still waiting for a call sees its socket close and exits.
     drop(waiting);
@@ -281,6 +294,43 @@ fn serve(
         if reaped < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
             return 0;
         }
+    }
+}
+
+/// What woke the template.
+enum Woken {
+    /// The fork server wrote (a call, or the end).
+    Call,
+    /// The supervisor started last has exited.
+    Ended,
+}
+
+/// Waits until the fork server writes, or the supervisor behind `running`
+/// exits.
+fn wait_for_call(socket: &OwnedFd, running: Option<&OwnedFd>) -> Woken {
+    let mut watched = vec![libc::pollfd {
+        fd: socket.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    }];
+    if let Some(pidfd) = running {
+        watched.push(libc::pollfd {
+            fd: pidfd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        });
+    }
+    loop {
+        // SAFETY: poll on descriptors we hold, for as long as it takes.
+        let ready = unsafe { libc::poll(watched.as_mut_ptr(), watched.len() as libc::nfds_t, -1) };
+        if ready < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        // A call first; an error is the receive's to report.
+        if ready < 0 || watched[0].revents != 0 {
+            return Woken::Call;
+        }
+        return Woken::Ended;
     }
 }
 

@@ -140,16 +140,17 @@ impl ForkServer {
         let server = self.clone();
         let (answer_to, answer) = tokio::sync::oneshot::channel();
         tokio::spawn(async move {
-            let launched = server.exchange(&fds).await;
+            let launched = server.exchange(&fds).await.map(Unwatched::new);
             drop(fds);
-            if let Err(Ok(unwanted)) = answer_to.send(launched) {
-                let _ =
-                    rustix::process::pidfd_send_signal(&unwanted, rustix::process::Signal::KILL);
-            }
+            // Unwanted (the caller is gone), it is killed as it drops.
+            let _ = answer_to.send(launched);
         });
+        let lost = || "the sandbox's fork server exchange was lost".to_string();
         answer
             .await
-            .map_err(|_| "the sandbox's fork server exchange was lost".to_string())?
+            .map_err(|_| lost())??
+            .watched()
+            .ok_or_else(lost)
     }
 
     /// One request and its answer, the socket held for both.
@@ -184,6 +185,31 @@ impl ForkServer {
                 "the sandbox's fork server could not start a call: {}",
                 String::from_utf8_lossy(&answer)
             )),
+        }
+    }
+}
+
+/// A call's supervisor on its way to its caller: killed if it is dropped
+/// before the caller takes it. The caller can go away (a cancelled call)
+/// after the answer was sent to it but before it read it; the supervisor
+/// has its plan in its pipe already, and nothing else would ever stop it.
+struct Unwatched(Option<OwnedFd>);
+
+impl Unwatched {
+    fn new(pidfd: OwnedFd) -> Unwatched {
+        Unwatched(Some(pidfd))
+    }
+
+    /// The caller takes it: from now on the caller stops it.
+    fn watched(mut self) -> Option<OwnedFd> {
+        self.0.take()
+    }
+}
+
+impl Drop for Unwatched {
+    fn drop(&mut self) {
+        if let Some(pidfd) = self.0.take() {
+            let _ = rustix::process::pidfd_send_signal(&pidfd, rustix::process::Signal::KILL);
         }
     }
 }

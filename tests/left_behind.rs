@@ -364,6 +364,14 @@ async fn nothing_a_call_plants_runs_when_the_user_runs_git() {
                     "{attack} in {mode:?}: the answer does not say what was undone: {answer}"
                 );
             }
+            // Each note is true: none says a path it set aside could not be.
+            assert!(
+                !parsed
+                    .notes
+                    .iter()
+                    .any(|n| n.contains("COULD NOT BE MOVED ASIDE")),
+                "{attack} in {mode:?}: {answer}"
+            );
             // The user's repository still works: the commit above landed.
             let log = project.host_git(&project.root(), &["log", "--format=%s", "-1"]);
             assert_eq!(

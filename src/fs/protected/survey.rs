@@ -495,9 +495,15 @@ impl Survey {
     /// Undoes what `now` shows the call left, against this survey.
     fn undo(&self, now: &Survey) -> Vec<Finding> {
         let mut findings = Vec::new();
-        let set_aside =
+        // A path two rules name (a new `config.worktree` is both a new
+        // setting and a new name in a git directory) is set aside once, and
+        // said once: the second try would find it gone and say it failed.
+        let mut set_aside_already: HashSet<PathBuf> = HashSet::new();
+        let mut set_aside =
             |findings: &mut Vec<Finding>, path: &Path, did: &'static str, why: String| {
-                findings.push(self.quarantine(path, did, why));
+                if set_aside_already.insert(path.to_path_buf()) {
+                    findings.extend(self.quarantine_if_there(path, did, why));
+                }
             };
         let mut new_repositories: Vec<&PathBuf> = now
             .git_dirs
@@ -741,13 +747,23 @@ impl Survey {
             .collect();
         added.sort();
         for path in added {
-            findings.push(self.quarantine(
+            findings.extend(self.quarantine_if_there(
                 path,
                 "created",
                 "git or an editor would run or obey it outside the sandbox".into(),
             ));
         }
         findings
+    }
+
+    /// [`Survey::quarantine`] of something the call created, unless it is
+    /// gone: then a directory it was in was set aside already (a new
+    /// repository's `hooks`, say), the note for that says so, and a note
+    /// saying this one could not be moved would be false.
+    fn quarantine_if_there(&self, path: &Path, did: &'static str, why: String) -> Option<Finding> {
+        std::fs::symlink_metadata(path)
+            .is_ok()
+            .then(|| self.quarantine(path, did, why))
     }
 
     fn quarantine(&self, path: &Path, did: &'static str, why: String) -> Finding {

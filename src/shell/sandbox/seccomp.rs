@@ -400,19 +400,13 @@ impl ArgTest {
         let mut code = vec![load(argument_offset(self.index()))];
         // The offset from the instruction after the one about to be added.
         let to = |target: usize, code: &Vec<Instruction>| target - (at + code.len() + 1);
+        // One comparison that goes to `holds` or `fails`.
+        let decide = |operation, k, code: &Vec<Instruction>| {
+            jump(operation, k, to(holds, code), to(fails, code))
+        };
         match *self {
-            ArgTest::AnyOf { bits, .. } => code.push(jump(
-                libc::BPF_JSET,
-                bits,
-                to(holds, &code),
-                to(fails, &code),
-            )?),
-            ArgTest::Is { value, .. } => code.push(jump(
-                libc::BPF_JEQ,
-                value,
-                to(holds, &code),
-                to(fails, &code),
-            )?),
+            ArgTest::AnyOf { bits, .. } => code.push(decide(libc::BPF_JSET, bits, &code)?),
+            ArgTest::Is { value, .. } => code.push(decide(libc::BPF_JEQ, value, &code)?),
             ArgTest::NoneOf { mask, allowed, .. } => {
                 code.push(Instruction {
                     code: (libc::BPF_ALU | libc::BPF_AND | libc::BPF_K) as u16,

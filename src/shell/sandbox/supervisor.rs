@@ -333,7 +333,7 @@ fn read_request() -> Result<Request, String> {
         .take(MAX_REQUEST_BYTES)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("reading the plan: {e}"))?;
-    stdin_from_dev_null()?;
+    to_dev_null(&[0]).map_err(|e| format!("cannot redirect standard input to /dev/null: {e}"))?;
     // The report pipe must not reach the commands.
     // SAFETY: fcntl on descriptor 3.
     unsafe { libc::fcntl(3, libc::F_SETFD, libc::FD_CLOEXEC) };
@@ -461,7 +461,7 @@ fn serve(
     // the supervisor lets go of its own ends now, so that the end comes as
     // soon as the commands are done, not once this process has exited. The
     // report still comes only after every process of the call is gone.
-    let _ = stdout_and_stderr_to_dev_null();
+    let _ = to_dev_null(&[1, 2]);
     end(ids.is_some());
     Ok(report)
 }
@@ -525,22 +525,17 @@ fn hidden_dirs(confinement: &Confinement) -> Vec<PathBuf> {
         .collect()
 }
 
-fn stdout_and_stderr_to_dev_null() -> std::io::Result<()> {
-    let null = std::fs::OpenOptions::new().write(true).open("/dev/null")?;
-    for fd in [1, 2] {
-        // SAFETY: dup2 onto the standard output and error descriptors.
-        if unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), fd) } < 0 {
+/// Points each of `fds` (standard descriptors) at /dev/null.
+fn to_dev_null(fds: &[i32]) -> std::io::Result<()> {
+    let null = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")?;
+    for fd in fds {
+        // SAFETY: dup2 onto one of our own standard descriptors.
+        if unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), *fd) } < 0 {
             return Err(std::io::Error::last_os_error());
         }
-    }
-    Ok(())
-}
-
-fn stdin_from_dev_null() -> Result<(), String> {
-    let null = std::fs::File::open("/dev/null").map_err(|e| format!("/dev/null: {e}"))?;
-    // SAFETY: dup2 onto descriptor 0.
-    if unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), 0) } < 0 {
-        return Err("cannot redirect standard input".into());
     }
     Ok(())
 }

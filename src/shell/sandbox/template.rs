@@ -320,17 +320,18 @@ fn wait_for_call(socket: &OwnedFd, running: Option<&OwnedFd>) -> Woken {
             revents: 0,
         });
     }
-    loop {
+    let ready = loop {
         // SAFETY: poll on descriptors we hold, for as long as it takes.
         let ready = unsafe { libc::poll(watched.as_mut_ptr(), watched.len() as libc::nfds_t, -1) };
-        if ready < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-            continue;
+        if ready >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            break ready;
         }
-        // A call first; an error is the receive's to report.
-        if ready < 0 || watched[0].revents != 0 {
-            return Woken::Call;
-        }
-        return Woken::Ended;
+    };
+    // A call first; an error is the receive's to report.
+    if ready < 0 || watched[0].revents != 0 {
+        Woken::Call
+    } else {
+        Woken::Ended
     }
 }
 

@@ -1211,6 +1211,53 @@ async fn the_calls_processes_are_the_first_the_oom_killer_picks() {
     running.abort();
 }
 
+/// Every process of a call, the shell and what it starts, holds no
+/// capability and can gain none: each set is empty (the bounding set
+/// included, which the call's supervisor empties for all its commands),
+/// no new privileges, and a seccomp filter. Read from outside, in the
+/// host's /proc.
+#[tokio::test]
+async fn a_calls_processes_hold_no_capability_and_can_gain_none() {
+    let l = Layout::new();
+    let server = std::sync::Arc::new(l.server(&[]).await);
+    let token = format!("3134{}", std::process::id() % 1000);
+    let running = {
+        let server = server.clone();
+        let command = format!("sleep 3.{token} & sleep 3.{token}; wait");
+        tokio::spawn(async move { sh(&server, &command).await })
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let pids = loop {
+        // The shell (its command line names them too) and both sleeps.
+        let pids = processes_with(&format!("sleep 3.{token}"));
+        if pids.len() == 3 {
+            break pids;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the call's processes never showed"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    for pid in pids {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix(&format!("{name}:")))
+                .unwrap_or_else(|| panic!("{name} missing in {status}"))
+                .trim()
+                .to_string()
+        };
+        for set in ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"] {
+            assert_eq!(field(set), "0000000000000000", "{set} of {pid}");
+        }
+        assert_eq!(field("NoNewPrivs"), "1", "{pid}");
+        assert_eq!(field("Seccomp"), "2", "{pid}");
+    }
+    running.abort();
+}
+
 /// Memory a call cannot hold outside its limits: no memfd (its pages count
 /// against no RLIMIT_AS). And no abstract name in the host's namespace
 /// from a socket asked for credentials (autobind).

@@ -264,7 +264,7 @@ pub fn main() -> i32 {
         if message.is_empty() && fds.is_empty() {
             return 0;
         }
-        if templated && template.as_ref().is_none_or(Template::is_stale) {
+        if templated && template.as_mut().is_none_or(Template::is_stale) {
             // The old template is let go first, so that the new one does
             // not hold its socket open: it finishes its calls and exits.
             drop(template.take());

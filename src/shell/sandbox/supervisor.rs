@@ -360,23 +360,24 @@ fn hold_first_four() {
     }
 }
 
-/// The start of every call, whatever its plan: signals, the OOM score, and
+/// The start of every call, whatever its plan: signals, the OOM score,
 /// with namespaces (`ids`: the ids from before them) what their init sets
-/// up.
+/// up, and no capability for anything the call will `exec`.
 fn start(confinement: &Confinement, ids: Option<namespaces::Ids>) -> Result<(), String> {
     block_signals();
     // Should memory run out, the kernel ends the call's processes first,
     // never the host's: the score is inherited by every process of the
     // call, and raising it needs no privilege.
     let _ = std::fs::write("/proc/self/oom_score_adj", "1000");
-    let Some(ids) = ids else {
-        return Ok(());
-    };
-    let layers = &confinement.layers;
-    let pid_max = layers
-        .pid_max
-        .then_some((confinement.max_tasks + 1).max(301));
-    namespaces::set_up_as_init(ids, layers.user_ns, pid_max, layers.ipc_limits)
+    if let Some(ids) = ids {
+        let layers = &confinement.layers;
+        let pid_max = layers
+            .pid_max
+            .then_some((confinement.max_tasks + 1).max(301));
+        namespaces::set_up_as_init(ids, layers.user_ns, pid_max, layers.ipc_limits)?;
+    }
+    limits::drop_for_descendants();
+    Ok(())
 }
 
 /// What a supervisor made ahead of its call did before the call came

@@ -29,6 +29,8 @@ pub mod fork_server;
 #[cfg(target_os = "linux")]
 pub mod landlock;
 #[cfg(target_os = "linux")]
+mod launcher;
+#[cfg(target_os = "linux")]
 pub mod limits;
 pub mod macos;
 #[cfg(target_os = "linux")]

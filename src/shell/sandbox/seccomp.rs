@@ -537,10 +537,13 @@ pub fn build(metadata: bool, ipc_shared: bool) -> Result<Filter, String> {
     Ok(Filter { program })
 }
 
-/// Installs the filter on the calling process (no new privileges first).
+/// Installs the filter on the calling thread, and so on every process it
+/// forks from then on (no new privileges first).
 ///
 /// # Safety
-/// Only in a child between fork and exec.
+/// Only on a thread that does nothing after it but what the filter's
+/// processes may do: the launcher's thread, or a child between fork and
+/// exec.
 pub unsafe fn apply(filter: &Filter) -> std::io::Result<()> {
     let program = libc::sock_fprog {
         len: u16::try_from(filter.program.len()).map_err(std::io::Error::other)?,

@@ -2,14 +2,16 @@
 //! [`SUPERVISOR_ARG`](super::SUPERVISOR_ARG), one per command line.
 //!
 //! It reads the checked plan from standard input, enters the namespaces,
-//! builds the Landlock ruleset and applies the seccomp filter, runs the pipelines
-//! (each command spawned directly, confined between fork and exec), and
-//! when the last one ends, or the server asks it to stop with SIGTERM, kills
-//! and reaps every process of the call. Then it writes how the commands
-//! ended to descriptor 3 and exits. Standard output and error are the
-//! server's pipes; the commands write to them directly.
+//! builds the Landlock ruleset, runs the pipelines (each command spawned
+//! directly by its launcher thread, which has the seccomp filter installed,
+//! and confined further between fork and exec), and when the last one ends,
+//! or the server asks it to stop with SIGTERM, kills and reaps every
+//! process of the call. Then it writes how the commands ended to
+//! descriptor 3 and exits. Standard output and error are the server's
+//! pipes; the commands write to them directly.
 //!
-//! It is single-threaded, so it may fork freely. It dies with the server
+//! Its one other thread, the launcher, forks only while this one waits for
+//! it, so either may fork freely. It dies with the server
 //! (`PR_SET_PDEATHSIG`), and the namespace's init dies with it.
 
 use std::collections::HashSet;
@@ -22,6 +24,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::launcher::Launcher;
 use super::limits::Limits;
 use super::{Confinement, landlock, limits, namespaces, seccomp, template};
 use crate::shell::parse::{Connector, Redirect};
@@ -193,7 +196,12 @@ impl Prepared {
                 .as_ref()
                 .map(|opened| landlock::build(opened, &fresh))
                 .transpose()?,
-            filter: self.filter.clone(),
+            launcher: self
+                .filter
+                .clone()
+                .map(Launcher::start)
+                .transpose()
+                .map_err(|e| format!("seccomp: {e}"))?,
             limits: self.limits,
         })
     }
@@ -576,7 +584,9 @@ fn end(init: bool) {
 /// Everything a command is confined by, built before any command runs.
 struct Confined {
     rules: Option<landlock::Rules>,
-    filter: Option<std::sync::Arc<seccomp::Filter>>,
+    /// Where commands start when there is a seccomp filter: a thread that
+    /// has it installed already.
+    launcher: Option<Launcher>,
     limits: Limits,
 }
 
@@ -734,9 +744,10 @@ impl Confined {
             .stderr(stderr.stdio());
         let limits = self.limits;
         let rules = self.rules.as_ref().map(landlock::Rules::raw_fd);
-        let filter = self.filter.clone();
-        // SAFETY: the supervisor is single-threaded; the closure makes
-        // system calls only, in the child before exec.
+        // SAFETY: the closure makes system calls only (no allocation, no
+        // lock), in the child before exec; the supervisor's other thread,
+        // if it has one, is waiting on a channel meanwhile. The seccomp
+        // filter, where there is one, the child has from the launcher.
         unsafe {
             command.pre_exec(move || {
                 limits::reset_signals()?;
@@ -744,14 +755,13 @@ impl Confined {
                 if let Some(fd) = rules {
                     landlock::restrict_self(fd)?;
                 }
-                if let Some(filter) = &filter {
-                    seccomp::apply(filter)?;
-                }
                 Ok(())
             });
         }
-        let child = command.spawn()?;
-        Ok(child.id() as libc::pid_t)
+        match &self.launcher {
+            Some(launcher) => launcher.spawn(command),
+            None => Ok(command.spawn()?.id() as libc::pid_t),
+        }
     }
 }
 

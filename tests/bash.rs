@@ -143,6 +143,36 @@ async fn allowed_commands_run_with_the_documented_result_format() {
     assert_eq!((a.stdout.as_str(), a.stderr.as_str()), ("1", "err"));
 }
 
+/// A pipeline's status is its last command's, as in bash; a failure before
+/// the last is said on the status line, so `tests | tail` cannot read as a
+/// pass. A command stopped by SIGPIPE because a later one stopped reading
+/// is no failure.
+#[tokio::test]
+async fn a_failure_hidden_by_a_pipeline_is_on_the_status_line() {
+    let l = Layout::new();
+    let server = l.server(&[]).await;
+    let a = ran(&server, "ls missing.txt | tail -n 5").await;
+    assert_eq!(
+        a.status, "[exit code: 0; earlier stage failed: ls exited 2]",
+        "{a:?}"
+    );
+    let a = ran(&server, "grep -r beta missing/ | sort | grep nothing").await;
+    assert_eq!(
+        a.status, "[exit code: 1; earlier stage failed: grep exited 2]",
+        "{a:?}"
+    );
+    // `cat` is killed by SIGPIPE once `head` has what it wants (the file is
+    // larger than a pipe holds).
+    std::fs::write(l.root().join("big.txt"), "y\n".repeat(1 << 20)).unwrap();
+    let a = ran(&server, "cat big.txt | head -n 2").await;
+    assert_eq!(
+        (a.status.as_str(), a.stdout.as_str()),
+        ("[exit code: 0]", "y\ny")
+    );
+    let a = ran(&server, "cat notes.txt | sort -r | head -n 1").await;
+    assert_eq!(a.status, "[exit code: 0]");
+}
+
 #[tokio::test]
 async fn attacks_on_the_grammar_are_refused_and_leave_no_marker() {
     let l = Layout::new();

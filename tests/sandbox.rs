@@ -194,6 +194,47 @@ async fn no_metadata_changes_outside_the_writable_set() {
     assert_eq!(std::fs::metadata(&own).unwrap().mode() & 0o777, 0o600);
 }
 
+/// The devices a call may use are the host's own nodes: a call may write
+/// to them, never change their mode, owner, times or xattrs (a call of a
+/// server run as root owns them, so only the mount can refuse).
+#[tokio::test]
+async fn the_hosts_devices_keep_their_metadata() {
+    let l = Layout::new();
+    let device = Path::new("/dev/full");
+    let meta = std::fs::metadata(device).unwrap();
+    let before = fingerprint(device);
+    let server = l.server(&[]).await;
+    let a = sh(
+        &server,
+        &format!(
+            "{}; echo x > /dev/null && echo wrote",
+            metadata_attacks(device, &l.root())
+        ),
+    )
+    .await;
+    let after = fingerprint(device);
+    if after != before {
+        // Put the host's device back before failing.
+        std::fs::set_permissions(device, meta.permissions()).unwrap();
+        std::os::unix::fs::chown(device, Some(meta.uid()), Some(meta.gid())).unwrap();
+        let mtime = libc::timespec {
+            tv_sec: meta.mtime(),
+            tv_nsec: meta.mtime_nsec(),
+        };
+        let times = [mtime, mtime];
+        let c = std::ffi::CString::new("/dev/full").unwrap();
+        // SAFETY: utimensat with a valid C string and two timespecs.
+        unsafe { libc::utimensat(libc::AT_FDCWD, c.as_ptr(), times.as_ptr(), 0) };
+        panic!("{device:?} changed: {before:?} -> {after:?}: {a:?}");
+    }
+    assert!(
+        a.stdout.ends_with("\nwrote"),
+        "devices stay writable: {a:?}"
+    );
+    // The write reached the device: /dev/full refuses it as full.
+    assert!(a.stderr.contains("No space left on device"), "{a:?}");
+}
+
 #[test]
 fn read_only_confinement_changes_nothing_even_inside() {
     if !has("landlock") {
@@ -213,7 +254,7 @@ fn read_only_confinement_changes_nothing_even_inside() {
             file.display()
         ),
     );
-    assert_eq!(report, json!({"Exited": 0}), "{out}");
+    assert_eq!(report["report"], json!({"Exited": 0}), "{out}");
     assert_eq!(fingerprint(&file), before, "{out}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "inside\n");
     assert!(!l.root().join("new.txt").exists());

@@ -532,15 +532,10 @@ impl Shell {
         tokio::select! {
             done = what => Ok(done),
             () = tokio::time::sleep_until(deadline.into()) => Err(Outcome {
-                stdout: Vec::new(),
                 stderr: format!("rootbound: {why_late} until the time limit\n").into_bytes(),
-                ending: run::Ending::TimedOut(self.config.timeout),
+                ..Outcome::new(run::Ending::TimedOut(self.config.timeout))
             }),
-            () = cancel.cancelled() => Err(Outcome {
-                stdout: Vec::new(),
-                stderr: Vec::new(),
-                ending: run::Ending::Cancelled,
-            }),
+            () = cancel.cancelled() => Err(Outcome::new(run::Ending::Cancelled)),
         }
     }
 

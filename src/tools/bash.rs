@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::{CallContext, ToolError, ToolResult, ToolSpec, parse_args};
 use crate::mcp::params::JsonObject;
-use crate::shell::run::{Ending, Outcome, signal_name};
+use crate::shell::run::{Ending, HiddenFailure, Outcome, signal_name};
 
 /// Characters of output shown, at most (head and tail kept).
 pub const MAX_SHOWN_CHARS: usize = 10_000;
@@ -21,7 +21,8 @@ pub struct BashParams {
 }
 
 const DESCRIPTION: &str = "Runs a command line in the primary workspace root. The answer starts with \
-            how it ended ([exit code: N], or [killed: ...]), then the output under a [stdout ID] \
+            how it ended ([exit code: N], naming any command before a pipeline's last that failed, \
+            or [killed: ...]), then the output under a [stdout ID] \
             line and error output under a [stderr ID] line, where ID is fixed for the answer; \
             long output keeps its head and tail. By default only read-only commands run: cat, \
             head, tail, wc, ls, tree, find, grep, rg, file, stat, du, sort, uniq, cut, tr, diff, \
@@ -114,9 +115,15 @@ pub fn format_outcome(outcome: &Outcome, notes: &[String], boundary: &str) -> St
     while stdout.contains(&boundary) || stderr.contains(&boundary) {
         boundary = format!("{boundary}{}", &fresh_boundary()[..4]);
     }
+    // A failure a pipeline's status hides is said on the status line itself,
+    // where a model reads how the command ended.
+    let hidden = match HiddenFailure::describe(&outcome.hidden_failures) {
+        failed if failed.is_empty() => failed,
+        failed => format!("; {failed}"),
+    };
     let mut out = match outcome.ending {
-        Ending::Exited(code) => format!("[exit code: {code}]"),
-        Ending::Signaled(sig) => format!("[killed by signal {}]", signal_name(sig)),
+        Ending::Exited(code) => format!("[exit code: {code}{hidden}]"),
+        Ending::Signaled(sig) => format!("[killed by signal {}{hidden}]", signal_name(sig)),
         Ending::TimedOut(after) => format!("[killed: timed out after {}s]", after.as_secs()),
         Ending::Cancelled => "[killed: cancelled]".to_string(),
         Ending::OutputLimit => "[killed: the output passed 1 MB; narrow the command]".to_string(),
@@ -236,7 +243,7 @@ mod tests {
         Outcome {
             stdout: stdout.as_bytes().to_vec(),
             stderr: stderr.as_bytes().to_vec(),
-            ending,
+            ..Outcome::new(ending)
         }
     }
 
@@ -363,9 +370,22 @@ mod tests {
     fn non_utf8_output_is_shown_lossily() {
         let o = Outcome {
             stdout: b"ok \xff\xfe\n".to_vec(),
-            stderr: Vec::new(),
-            ending: Ending::Exited(0),
+            ..Outcome::new(Ending::Exited(0))
         };
         assert_eq!(fmt(o), "[exit code: 0]\n[stdout b0b0]\nok \u{FFFD}\u{FFFD}");
+    }
+
+    #[test]
+    fn a_failure_the_pipeline_hides_is_on_the_status_line() {
+        use crate::shell::run::StageStatus;
+        let argv = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        let mut o = outcome("test result: FAILED\n", "", Ending::Exited(0));
+        o.hidden_failures = HiddenFailure::of(&argv(&["cargo", "test"]), StageStatus::Exited(101))
+            .into_iter()
+            .collect();
+        assert_eq!(
+            fmt(o),
+            "[exit code: 0; earlier stage failed: cargo test exited 101]\n[stdout b0b0]\ntest result: FAILED"
+        );
     }
 }

@@ -23,7 +23,9 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::{Ending, Outcome, Stage, Step, collect, failed_start_status};
+use super::{
+    Ending, HiddenFailure, Outcome, Stage, StageStatus, Step, collect, failed_start_status,
+};
 use crate::shell::parse::{Connector, Redirect};
 
 /// Where and how commands run.
@@ -53,11 +55,7 @@ enum Stop {
 /// Runs the steps in order, honouring their connectors.
 pub async fn run(steps: &[Step], setup: &Setup<'_>, cancel: &CancellationToken) -> Outcome {
     let deadline = setup.deadline;
-    let mut out = Outcome {
-        stdout: Vec::new(),
-        stderr: Vec::new(),
-        ending: Ending::Exited(0),
-    };
+    let mut out = Outcome::new(Ending::Exited(0));
     let mut status = 0i32;
     let mut previous: Option<Connector> = None;
     for step in steps {
@@ -164,6 +162,8 @@ async fn run_pipeline(
     let mut dropped_midway = KillOnDrop(None);
     let mut stdin_from: Option<OwnedFd> = None;
     let mut last_failed_to_start = None;
+    // Each command's child, or the status it got when it could not start.
+    let mut starts: Vec<Result<usize, i32>> = Vec::new();
     for (k, stage) in stages.iter().enumerate() {
         let last = k + 1 == stages.len();
         let (next_read, stdout_to) = if last {
@@ -192,6 +192,7 @@ async fn run_pipeline(
                     group = child.id().and_then(|id| i32::try_from(id).ok());
                     dropped_midway.0 = group;
                 }
+                starts.push(Ok(children.len()));
                 children.push(child);
                 if last {
                     last_failed_to_start = None;
@@ -205,6 +206,7 @@ async fn run_pipeline(
                     format!("rootbound: {name}: {e}\n")
                 };
                 out.stderr.extend_from_slice(message.as_bytes());
+                starts.push(Err(failed_start_status(&e)));
                 if last {
                     last_failed_to_start = Some(failed_start_status(&e));
                 }
@@ -233,7 +235,7 @@ async fn run_pipeline(
         return Err(stop);
     }
     // Output is closed; wait for the processes, still within the deadline.
-    let last_status = tokio::select! {
+    let statuses = tokio::select! {
         statuses = wait_all(&mut children) => statuses,
         () = tokio::time::sleep_until(deadline.into()) => {
             dropped_midway.0 = None;
@@ -251,9 +253,28 @@ async fn run_pipeline(
     // Every process the pipeline started has been waited for; the group's
     // id is no longer ours to signal.
     dropped_midway.0 = None;
+    let but_last = stages.len().saturating_sub(1);
+    for (stage, start) in stages.iter().zip(&starts).take(but_last) {
+        let status = match start {
+            Err(code) => Some(StageStatus::Exited(*code)),
+            Ok(child) => {
+                statuses
+                    .get(*child)
+                    .copied()
+                    .flatten()
+                    .map(|status| match exit_of(status) {
+                        ExitOf::Code(code) => StageStatus::Exited(code),
+                        ExitOf::Signal(sig) => StageStatus::Signaled(sig),
+                    })
+            }
+        };
+        out.hidden_failures
+            .extend(status.and_then(|status| HiddenFailure::of(&stage.argv, status)));
+    }
     if let Some(code) = last_failed_to_start {
         return Ok(ExitOf::Code(code));
     }
+    let last_status = statuses.last().copied().flatten();
     Ok(last_status.map_or(ExitOf::Code(1), exit_of))
 }
 
@@ -340,12 +361,13 @@ type LimitResource = libc::__rlimit_resource_t;
 type LimitResource = libc::c_int;
 
 /// Waits for every child; the status of the last one (the pipeline's).
-async fn wait_all(children: &mut [tokio::process::Child]) -> Option<ExitStatus> {
-    let mut last = None;
+/// Each child's status, in order.
+async fn wait_all(children: &mut [tokio::process::Child]) -> Vec<Option<ExitStatus>> {
+    let mut statuses = Vec::with_capacity(children.len());
     for child in children.iter_mut() {
-        last = child.wait().await.ok();
+        statuses.push(child.wait().await.ok());
     }
-    last
+    statuses
 }
 
 /// Kills the pipeline's process group when the pipeline is dropped before

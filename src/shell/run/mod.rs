@@ -63,6 +63,106 @@ pub struct Outcome {
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
     pub ending: Ending,
+    /// Commands before the last of a pipeline that failed, in the order
+    /// they ran.
+    pub hidden_failures: Vec<HiddenFailure>,
+}
+
+impl Outcome {
+    pub fn new(ending: Ending) -> Outcome {
+        Outcome {
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+            ending,
+            hidden_failures: Vec::new(),
+        }
+    }
+}
+
+/// How one command of a pipeline ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StageStatus {
+    Exited(i32),
+    Signaled(i32),
+}
+
+/// A command of a pipeline, not its last, that failed. A pipeline's status
+/// is its last command's, as in bash: without this, `cargo test | tail -5`
+/// would read as a success when the tests fail.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HiddenFailure {
+    /// The program's name and, where it looks like a subcommand, its first
+    /// word (`cargo test`).
+    pub command: String,
+    pub status: StageStatus,
+}
+
+/// At most this many hidden failures are named; the rest are counted.
+const MAX_NAMED_FAILURES: usize = 3;
+
+impl HiddenFailure {
+    /// The failure of the command `argv` that ended with `status`, if it
+    /// is one: a non-zero exit, or a signal other than SIGPIPE (which a
+    /// command gets when a later one stopped reading, as `head` does: not
+    /// a failure; nor is a shell's 141 for it).
+    pub fn of(argv: &[String], status: StageStatus) -> Option<HiddenFailure> {
+        const SIGPIPE: i32 = 13;
+        match status {
+            StageStatus::Exited(0 | 141) | StageStatus::Signaled(SIGPIPE) => return None,
+            _ => {}
+        }
+        let program = argv
+            .first()
+            .map_or("", |p| p.rsplit('/').next().unwrap_or(p));
+        let mut command = program.to_string();
+        if let Some(word) = argv.get(1).filter(|w| {
+            !w.starts_with('-') && !w.contains('/') && !w.contains('.') && w.len() <= 24
+        }) {
+            command.push(' ');
+            command.push_str(word);
+        }
+        // The status line is the answer's first; nothing in it may look
+        // like the answer's own brackets or break its line.
+        let command: String = command
+            .chars()
+            .take(48)
+            .map(|c| {
+                if c.is_control() || c == '[' || c == ']' {
+                    '?'
+                } else {
+                    c
+                }
+            })
+            .collect();
+        Some(HiddenFailure { command, status })
+    }
+
+    /// What the status line adds for `failures`: `earlier stage failed:
+    /// cargo test exited 101`. Empty for none.
+    pub fn describe(failures: &[HiddenFailure]) -> String {
+        if failures.is_empty() {
+            return String::new();
+        }
+        let mut named: Vec<String> = failures
+            .iter()
+            .take(MAX_NAMED_FAILURES)
+            .map(|f| match f.status {
+                StageStatus::Exited(code) => format!("{} exited {code}", f.command),
+                StageStatus::Signaled(sig) => {
+                    format!("{} was killed by {}", f.command, signal_name(sig))
+                }
+            })
+            .collect();
+        if failures.len() > MAX_NAMED_FAILURES {
+            named.push(format!("{} more", failures.len() - MAX_NAMED_FAILURES));
+        }
+        let which = if failures.len() == 1 {
+            "earlier stage failed"
+        } else {
+            "earlier stages failed"
+        };
+        format!("{which}: {}", named.join(", "))
+    }
 }
 
 #[cfg(unix)]
@@ -157,6 +257,37 @@ pub fn signal_name(sig: i32) -> String {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn a_hidden_failure_names_the_command_and_how_it_ended() {
+        let failed = |words: &[&str], status| HiddenFailure::of(&argv(words), status);
+        let cargo = failed(
+            &["/usr/bin/cargo", "test", "--offline"],
+            StageStatus::Exited(101),
+        );
+        assert_eq!(
+            HiddenFailure::describe(&[cargo.clone().unwrap()]),
+            "earlier stage failed: cargo test exited 101"
+        );
+        let grep = failed(&["grep", "-r", "x", "src/"], StageStatus::Exited(2)).unwrap();
+        let cat = failed(&["cat", "a.txt"], StageStatus::Signaled(libc::SIGSEGV)).unwrap();
+        assert_eq!(
+            HiddenFailure::describe(&[grep.clone(), cat.clone(), grep.clone(), cat]),
+            "earlier stages failed: grep exited 2, cat was killed by SIGSEGV, grep exited 2, 1 more"
+        );
+        // What a command gets when a later one stops reading is no failure.
+        assert_eq!(failed(&["yes"], StageStatus::Signaled(libc::SIGPIPE)), None);
+        assert_eq!(failed(&["sh", "-c", "yes"], StageStatus::Exited(141)), None);
+        assert_eq!(failed(&["true"], StageStatus::Exited(0)), None);
+        assert_eq!(HiddenFailure::describe(&[]), "");
+        // Nothing in the name can break the status line or look like it.
+        let odd = failed(&["a]\n[stdout x", "b\nc"], StageStatus::Exited(1)).unwrap();
+        assert!(!odd.command.contains(['[', ']', '\n']), "{odd:?}");
+    }
 
     #[test]
     fn signal_names() {

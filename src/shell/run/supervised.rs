@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Ending, Outcome, Step, collect};
 use crate::shell::sandbox::Confinement;
 use crate::shell::sandbox::fork_server::ForkServer;
-use crate::shell::sandbox::supervisor::{Report, Request};
+use crate::shell::sandbox::supervisor::{Finished, Report, Request};
 
 /// Where and how commands run.
 pub struct Setup<'a> {
@@ -91,11 +91,7 @@ pub async fn run(
             let _ = sender.write_all(&request[sent..]).await;
         }
     };
-    let mut out = Outcome {
-        stdout: Vec::new(),
-        stderr: Vec::new(),
-        ending: Ending::Exited(0),
-    };
+    let mut out = Outcome::new(Ending::Exited(0));
     let (_, collected) = tokio::join!(feed, async {
         tokio::select! {
             full = collect(stdout_read, stderr_read, setup.max_bytes, &mut out) => {
@@ -127,15 +123,23 @@ pub async fn run(
     if report.is_some() {
         supervisor.ended();
     }
+    let Some(Finished {
+        report,
+        hidden_failures,
+    }) = report
+    else {
+        return Err("The command's supervisor ended without a report.".to_string());
+    };
+    out.hidden_failures = hidden_failures;
     out.ending = match report {
-        Some(Report::Exited(code)) => Ending::Exited(code),
-        Some(Report::Signaled(sig)) => Ending::Signaled(sig),
-        Some(Report::Failed(why)) => {
+        Report::Exited(code) => Ending::Exited(code),
+        Report::Signaled(sig) => Ending::Signaled(sig),
+        Report::Failed(why) => {
             return Err(format!(
                 "The command did not run: the sandbox could not be set up ({why})."
             ));
         }
-        Some(Report::Stopped) | None => {
+        Report::Stopped => {
             return Err("The command's supervisor ended without a report.".to_string());
         }
     };
@@ -217,7 +221,7 @@ impl Supervisor {
     }
 }
 
-async fn read_report(fd: OwnedFd) -> Option<Report> {
+async fn read_report(fd: OwnedFd) -> Option<Finished> {
     let mut receiver = pipe::Receiver::from_owned_fd(fd).ok()?;
     let mut line = Vec::new();
     let read = tokio::time::timeout(

@@ -58,11 +58,7 @@ pub async fn run(
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| format!("rootbound: {program}: {e}"))?;
-    let mut out = Outcome {
-        stdout: Vec::new(),
-        stderr: Vec::new(),
-        ending: Ending::Exited(0),
-    };
+    let mut out = Outcome::new(Ending::Exited(0));
     let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err("cannot read the command's output".into());
     };

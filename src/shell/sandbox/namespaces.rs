@@ -427,7 +427,8 @@ pub enum Access {
     ReadOnly,
     /// Writable, no set-ID programs, no devices.
     Writable,
-    /// A device file, readable and writable.
+    /// A device file, readable and writable, on a read-only mount (its
+    /// metadata cannot change).
     Device,
 }
 
@@ -729,7 +730,15 @@ fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<(), St
                 libc::MOUNT_ATTR_NOSUID | libc::MOUNT_ATTR_NODEV,
                 libc::MOUNT_ATTR_RDONLY,
             ),
-            Access::Device => (libc::MOUNT_ATTR_NOSUID | libc::MOUNT_ATTR_NOEXEC, 0),
+            // Read-only too: a device node on a read-only mount can still
+            // be opened for writing (only regular files, directories and
+            // links are refused), but its mode, owner, times and xattrs,
+            // the host's own, cannot change (found by an attacker: a call
+            // of a server run as root could `chmod 000 /dev/null`).
+            Access::Device => (
+                libc::MOUNT_ATTR_RDONLY | libc::MOUNT_ATTR_NOSUID | libc::MOUNT_ATTR_NOEXEC,
+                0,
+            ),
         };
         set_tree_attributes(&tree, set, clear)?;
         copies.push((path, Copy::Tree(tree, is_dir)));

@@ -28,7 +28,7 @@ use super::launcher::Launcher;
 use super::limits::Limits;
 use super::{Confinement, landlock, limits, namespaces, seccomp, template};
 use crate::shell::parse::{Connector, Redirect};
-use crate::shell::run::{Stage, Step, failed_start_status};
+use crate::shell::run::{HiddenFailure, Stage, StageStatus, Step, failed_start_status};
 
 /// The most of a request the supervisor reads.
 const MAX_REQUEST_BYTES: u64 = 16 << 20;
@@ -56,6 +56,25 @@ pub enum Report {
     Stopped,
     /// The sandbox could not be set up; nothing ran.
     Failed(String),
+}
+
+/// What the supervisor writes on descriptor 3 once every process of the
+/// call is gone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finished {
+    pub report: Report,
+    /// Commands before the last of a pipeline that failed.
+    #[serde(default)]
+    pub hidden_failures: Vec<HiddenFailure>,
+}
+
+impl From<Report> for Finished {
+    fn from(report: Report) -> Finished {
+        Finished {
+            report,
+            hidden_failures: Vec::new(),
+        }
+    }
 }
 
 /// The supervisor's `main`. `args`: what follows [`super::SUPERVISOR_ARG`]:
@@ -221,7 +240,7 @@ fn run_once() -> i32 {
     let request = match read_request() {
         Ok(request) => request,
         Err(why) => {
-            write_report(&Report::Failed(why));
+            write_report(&Report::Failed(why).into());
             return 0;
         }
     };
@@ -230,7 +249,7 @@ fn run_once() -> i32 {
     match namespaces::clone_call(namespaced.then_some(request.confinement.layers.user_ns)) {
         Ok(namespaces::Cloned::Child) => {
             let report = serve(request, None, namespaced.then_some(ids), None, None)
-                .unwrap_or_else(Report::Failed);
+                .unwrap_or_else(|why| Report::Failed(why).into());
             write_report(&report);
             // SAFETY: leave without running destructors shared with the parent.
             unsafe { libc::_exit(0) }
@@ -249,7 +268,7 @@ fn run_once() -> i32 {
             0
         }
         Err(why) => {
-            write_report(&Report::Failed(why));
+            write_report(&Report::Failed(why).into());
             0
         }
     }
@@ -275,7 +294,7 @@ pub fn run(
     }
     let report = read_request()
         .and_then(|request| serve(request, Some(prebuilt), ids, view, None))
-        .unwrap_or_else(Report::Failed);
+        .unwrap_or_else(|why| Report::Failed(why).into());
     write_report(&report);
     0
 }
@@ -321,13 +340,13 @@ pub fn run_handed(
     let report = started
         .and_then(|()| read_request())
         .and_then(|request| serve(request, Some(prebuilt), Some(ids), Some(view), Some(ahead)))
-        .unwrap_or_else(Report::Failed);
+        .unwrap_or_else(|why| Report::Failed(why).into());
     write_report(&report);
     0
 }
 
 /// The report, on descriptor 3.
-fn write_report(report: &Report) {
+fn write_report(report: &Finished) {
     // SAFETY: the report pipe is descriptor 3; it is ours to write and close.
     let mut status = unsafe { std::fs::File::from(OwnedFd::from_raw_fd(3)) };
     let line = serde_json::to_string(report).unwrap_or_default();
@@ -404,7 +423,7 @@ fn serve(
     ids: Option<namespaces::Ids>,
     view: Option<&template::View>,
     ahead: Option<Ahead>,
-) -> Result<Report, String> {
+) -> Result<Finished, String> {
     let confinement = &request.confinement;
     let started = ahead.is_some();
     if !started {
@@ -620,8 +639,9 @@ impl Target {
 }
 
 impl Confined {
-    fn run_steps(&self, steps: &[Step], cwd: &Path, env: &[(String, String)]) -> Report {
+    fn run_steps(&self, steps: &[Step], cwd: &Path, env: &[(String, String)]) -> Finished {
         let mut report = Report::Exited(0);
+        let mut hidden_failures = Vec::new();
         let mut status = 0;
         let mut previous: Option<Connector> = None;
         for step in steps {
@@ -634,9 +654,9 @@ impl Confined {
             if !runs {
                 continue;
             }
-            report = match self.run_pipeline(&step.stages, cwd, env) {
+            report = match self.run_pipeline(&step.stages, cwd, env, &mut hidden_failures) {
                 Ok(r) => r,
-                Err(Stop) => return Report::Stopped,
+                Err(Stop) => return Report::Stopped.into(),
             };
             status = match report {
                 Report::Exited(code) => code,
@@ -644,7 +664,10 @@ impl Confined {
                 _ => 1,
             };
         }
-        report
+        Finished {
+            report,
+            hidden_failures,
+        }
     }
 
     fn run_pipeline(
@@ -652,7 +675,10 @@ impl Confined {
         stages: &[Stage],
         cwd: &Path,
         env: &[(String, String)],
+        hidden_failures: &mut Vec<HiddenFailure>,
     ) -> Result<Report, Stop> {
+        // Each command's pid, or the status it got when it could not start.
+        let mut started: Vec<Result<libc::pid_t, i32>> = Vec::new();
         let mut pids = Vec::new();
         let mut stdin: Option<std::io::PipeReader> = None;
         let mut last_failed = None;
@@ -673,6 +699,7 @@ impl Confined {
             match spawned {
                 Ok(pid) => {
                     pids.push(pid);
+                    started.push(Ok(pid));
                     if last {
                         last_failed = None;
                     }
@@ -680,6 +707,7 @@ impl Confined {
                 Err(e) => {
                     let name = stage.argv.first().map_or("", String::as_str);
                     let _ = writeln!(std::io::stderr(), "rootbound: {name}: {}", spawn_error(&e));
+                    started.push(Err(failed_start_status(&e)));
                     if last {
                         last_failed = Some(failed_start_status(&e));
                     }
@@ -688,6 +716,21 @@ impl Confined {
         }
         drop(stdin);
         let statuses = wait_for(&pids)?;
+        let but_last = stages.len().saturating_sub(1);
+        for (stage, start) in stages.iter().zip(&started).take(but_last) {
+            let status = match start {
+                Err(code) => Some(StageStatus::Exited(*code)),
+                Ok(pid) => statuses.get(pid).map(|&status| {
+                    if libc::WIFSIGNALED(status) {
+                        StageStatus::Signaled(libc::WTERMSIG(status))
+                    } else {
+                        StageStatus::Exited(libc::WEXITSTATUS(status))
+                    }
+                }),
+            };
+            hidden_failures
+                .extend(status.and_then(|status| HiddenFailure::of(&stage.argv, status)));
+        }
         if let Some(code) = last_failed {
             return Ok(Report::Exited(code));
         }

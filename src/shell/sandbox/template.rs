@@ -126,6 +126,29 @@ struct Watch {
     directories: Vec<PathBuf>,
 }
 
+/// File systems whose every change this kernel makes itself, so inotify
+/// hears it (`statfs`'s magic numbers): a directory on any other (NFS,
+/// SMB, FUSE, 9p, virtiofs, ...) turns the watch off.
+const LOCAL_FILE_SYSTEMS: &[i64] = &[
+    0xEF53,      // ext2, ext3, ext4
+    0x5846_5342, // xfs
+    0x9123_683E, // btrfs
+    0x0102_1994, // tmpfs
+    0x8584_58F6, // ramfs
+    0x794C_7630, // overlayfs
+    0xF2F5_2010, // f2fs
+    0x2FC1_2FC1, // zfs
+    0xCA45_1A4E, // bcachefs
+    0x7371_7368, // squashfs
+    0xE0F5_E1E2, // erofs
+    0x4D44,      // vfat
+    0x2011_BAB0, // exfat
+    0x7366_746E, // ntfs3
+    0x3153_464A, // jfs
+    0x5265_4973, // reiserfs
+    0x3434,      // nilfs2
+];
+
 impl Watch {
     fn new(sources: &[(PathBuf, namespaces::Access)]) -> Watch {
         let mut directories = std::collections::BTreeSet::new();
@@ -135,13 +158,28 @@ impl Watch {
                 directories.extend(way.ancestors().skip(1).map(Path::to_path_buf));
             }
         }
+        let directories: Vec<PathBuf> = directories.into_iter().collect();
+        // inotify hears only what this kernel does: a directory on a
+        // network or FUSE file system can change behind its back.
+        let all_local = directories
+            .iter()
+            .all(|dir| match rustix::fs::statfs(dir.as_path()) {
+                // The field's type differs between architectures.
+                #[allow(clippy::unnecessary_cast)]
+                Ok(fs) => LOCAL_FILE_SYSTEMS.contains(&(fs.f_type as i64)),
+                Err(e) => matches!(e, rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR),
+            });
         let mut watch = Watch {
-            inotify: rustix::fs::inotify::init(
-                rustix::fs::inotify::CreateFlags::NONBLOCK
-                    | rustix::fs::inotify::CreateFlags::CLOEXEC,
-            )
-            .ok(),
-            directories: directories.into_iter().collect(),
+            inotify: all_local
+                .then(|| {
+                    rustix::fs::inotify::init(
+                        rustix::fs::inotify::CreateFlags::NONBLOCK
+                            | rustix::fs::inotify::CreateFlags::CLOEXEC,
+                    )
+                    .ok()
+                })
+                .flatten(),
+            directories,
         };
         watch.renew();
         watch
@@ -159,8 +197,11 @@ impl Watch {
         };
         // A name made, removed or renamed in a directory, or the directory
         // itself removed or renamed: what can change which entry a path
-        // leads to.
-        let changes = WatchFlags::CREATE
+        // leads to; and a change of mode, owner or ACL on the way, which
+        // can take a source out of the server's reach (a root whose parent
+        // became unreadable is left out of a view built now).
+        let changes = WatchFlags::ATTRIB
+            | WatchFlags::CREATE
             | WatchFlags::DELETE
             | WatchFlags::MOVED_FROM
             | WatchFlags::MOVED_TO
@@ -516,6 +557,12 @@ mod tests {
         std::fs::write(root.join("inside"), "x").unwrap();
         assert!(!watch.changed());
 
+        // The mode of a directory on the way.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(top.join("mid"), std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(watch.changed());
+        assert!(!watch.changed(), "seen once");
+
         // A name made beside a directory on the way.
         std::fs::write(top.join("beside"), "x").unwrap();
         assert!(watch.changed());
@@ -535,5 +582,14 @@ mod tests {
         std::fs::write(&missing, "x").unwrap();
         assert!(watch.changed(), "the directory made later is watched");
         assert!(!watch.changed());
+    }
+
+    #[test]
+    fn a_watch_over_a_file_system_not_known_local_is_off() {
+        // /proc is no file system whose changes inotify reports: a source
+        // beneath it is looked at before every call.
+        let mut watch = Watch::new(&[source(Path::new("/proc/sys/kernel"))]);
+        assert!(watch.inotify.is_none());
+        assert!(watch.changed() && watch.changed());
     }
 }

@@ -26,9 +26,11 @@ pub struct Cli {
     #[arg(long = "root", value_name = "DIR", global = true)]
     pub roots: Vec<PathBuf>,
 
-    /// What the bash tool may run. On Windows no sandbox stands behind bash:
-    /// it is off unless MODE is unrestricted, and then every command runs
-    /// with the server's own rights.
+    /// What the bash tool may run: read-only commands (the default), an
+    /// allowlist, or any command in workspace-write (a full shell the
+    /// sandbox confines: writes only inside the roots, no network). On
+    /// Windows no sandbox stands behind bash: it is off unless MODE is
+    /// unrestricted, and then every command runs with the server's own rights.
     #[arg(long, value_enum, value_name = "MODE", global = true)]
     pub bash_mode: Option<BashMode>,
 
@@ -41,7 +43,7 @@ pub struct Cli {
     /// is `git log`), but a deny entry names one command, not every spelling
     /// a tool offers (`npm t` is not `npm test`): to permit little, allow
     /// narrowly instead (`--bash-allow "npm run lint"`). Not valid with
-    /// `--bash-mode unrestricted`, where a full shell runs the line.
+    /// `--bash-mode workspace-write`, where a full shell runs the line.
     #[arg(long, value_name = "PREFIX", global = true)]
     pub bash_deny: Vec<String>,
 
@@ -160,7 +162,10 @@ impl Cli {
                         .into(),
                 );
             }
-            if let Some(mode @ (BashMode::Allowlist | BashMode::Unrestricted)) = explicit_mode {
+            if let Some(
+                mode @ (BashMode::Allowlist | BashMode::WorkspaceWrite | BashMode::Unrestricted),
+            ) = explicit_mode
+            {
                 return Err(format!(
                     "--read-only conflicts with --bash-mode {}: a read-only server runs only \
                      read-only commands",
@@ -207,12 +212,12 @@ impl Cli {
         if let Some(note) = note {
             tracing::warn!("{note}");
         }
-        if mode == BashMode::Unrestricted && !self.bash_deny.is_empty() {
-            return Err(
-                "--bash-deny conflicts with --bash-mode unrestricted: a deny list cannot be \
-                 enforced on a full shell (use --bash-mode allowlist with --bash-allow instead)"
-                    .into(),
-            );
+        if mode.full_shell() && !self.bash_deny.is_empty() {
+            return Err(format!(
+                "--bash-deny conflicts with --bash-mode {}: a deny list cannot be \
+                 enforced on a full shell (use --bash-mode allowlist with --bash-allow instead)",
+                mode.as_str()
+            ));
         }
         let mut extra_read = Vec::new();
         for dir in self.bash_read.iter().chain(&self.bash_path) {

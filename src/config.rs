@@ -13,7 +13,11 @@ pub enum BashMode {
     ReadOnly,
     /// The read-only list plus `--bash-allow` prefixes, minus `--bash-deny`.
     Allowlist,
-    /// Any command, still confined by the sandbox (Windows has none).
+    /// Any command, run by a full shell inside the sandbox: writes only
+    /// inside the roots, no network (not on Windows, which has no sandbox).
+    WorkspaceWrite,
+    /// Windows: any command, with the server's own rights (no sandbox).
+    /// Elsewhere, the old name of workspace-write.
     Unrestricted,
     /// The tool is not offered.
     Off,
@@ -27,6 +31,17 @@ impl BashMode {
     /// executor says so when the server starts); the read-only and
     /// allowlist modes, whose checks the sandbox backs, are not offered.
     pub fn on_platform(self, explicit: bool, windows: bool) -> (BashMode, Option<String>) {
+        if !windows && self == BashMode::Unrestricted {
+            return (
+                BashMode::WorkspaceWrite,
+                Some(
+                    "--bash-mode unrestricted is now called workspace-write (any command, in a \
+                     full shell the sandbox confines: writes only inside the roots, no network); \
+                     the old name will go in a later release"
+                        .into(),
+                ),
+            );
+        }
         if !windows || self == BashMode::Off || (self == BashMode::Unrestricted && explicit) {
             return (self, None);
         }
@@ -42,10 +57,16 @@ impl BashMode {
         (BashMode::Off, Some(note))
     }
 
+    /// Whether a full shell runs the line (no parser, no policy).
+    pub fn full_shell(self) -> bool {
+        matches!(self, BashMode::WorkspaceWrite | BashMode::Unrestricted)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             BashMode::ReadOnly => "read-only",
             BashMode::Allowlist => "allowlist",
+            BashMode::WorkspaceWrite => "workspace-write",
             BashMode::Unrestricted => "unrestricted",
             BashMode::Off => "off",
         }
@@ -167,7 +188,11 @@ mod tests {
         let (mode, note) = BashMode::ReadOnly.on_platform(false, true);
         assert_eq!(mode, BashMode::Off);
         assert!(note.unwrap().contains("bash is off on Windows"));
-        for asked in [BashMode::ReadOnly, BashMode::Allowlist] {
+        for asked in [
+            BashMode::ReadOnly,
+            BashMode::Allowlist,
+            BashMode::WorkspaceWrite,
+        ] {
             let (mode, note) = asked.on_platform(true, true);
             assert_eq!(mode, BashMode::Off);
             assert!(note.unwrap().contains("not available on Windows"));
@@ -184,11 +209,16 @@ mod tests {
         for mode in [
             BashMode::ReadOnly,
             BashMode::Allowlist,
-            BashMode::Unrestricted,
+            BashMode::WorkspaceWrite,
             BashMode::Off,
         ] {
             assert_eq!(mode.on_platform(true, false), (mode, None));
             assert_eq!(mode.on_platform(false, false), (mode, None));
         }
+        // The old name of the sandboxed full shell still works, and says
+        // what it is now called.
+        let (mode, note) = BashMode::Unrestricted.on_platform(true, false);
+        assert_eq!(mode, BashMode::WorkspaceWrite);
+        assert!(note.unwrap().contains("now called workspace-write"));
     }
 }

@@ -1146,13 +1146,19 @@ async fn class7_deny_entries_hold_against_other_spellings() {
         Some(0)
     );
     let out = std::process::Command::new(common::BIN)
-        .args(["--bash-mode", "unrestricted", "--bash-deny", "rm", "tools"])
+        .args([
+            "--bash-mode",
+            "workspace-write",
+            "--bash-deny",
+            "rm",
+            "tools",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&out.stderr)
-            .contains("--bash-deny conflicts with --bash-mode unrestricted"),
+            .contains("--bash-deny conflicts with --bash-mode workspace-write"),
         "{out:?}"
     );
     let help = std::process::Command::new(common::BIN)
@@ -1405,7 +1411,7 @@ async fn modes_off_and_read_only() {
         String::from_utf8_lossy(&output.stderr).contains("--read-only conflicts with --bash-allow")
     );
     let output = std::process::Command::new(common::BIN)
-        .args(["--read-only", "--bash-mode", "unrestricted", "tools"])
+        .args(["--read-only", "--bash-mode", "workspace-write", "tools"])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));

@@ -24,7 +24,7 @@ use serde_json::json;
 /// How the server under attack runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
-    /// `--bash-mode unrestricted`, every sandbox layer this kernel has.
+    /// `--bash-mode workspace-write`, every sandbox layer this kernel has.
     Unrestricted,
     /// The same without namespaces: no mounts protect, the check after the
     /// call does.
@@ -177,7 +177,7 @@ impl Project {
                 .map(|s| s.to_string()),
             ),
             _ => args.extend(
-                ["--bash-mode", "unrestricted"]
+                ["--bash-mode", "workspace-write"]
                     .iter()
                     .map(|s| s.to_string()),
             ),
@@ -694,7 +694,7 @@ async fn a_directory_made_unreadable_is_still_checked() {
         .arg(common::BIN)
         .arg("--root")
         .arg(&root)
-        .args(["--bash-mode", "unrestricted", "call", "bash"])
+        .args(["--bash-mode", "workspace-write", "call", "bash"])
         .arg(json!({"command": command}).to_string())
         .env("HOME", &project.tmp.path)
         .output()

@@ -365,6 +365,8 @@ async fn bash_annotations_follow_the_mode() {
     for (args, read_only) in [
         (vec!["--bash-mode", "read-only"], true),
         (vec!["--bash-mode", "allowlist"], false),
+        (vec!["--bash-mode", "workspace-write"], false),
+        // The old name of workspace-write.
         (vec!["--bash-mode", "unrestricted"], false),
         (vec!["--read-only"], true),
     ] {

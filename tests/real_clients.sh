@@ -112,7 +112,7 @@ SH
 (cd "$planted" && HOME="$home" GEMINI_CLI_TRUST_WORKSPACE=true timeout 180 "$gemini" mcp list >/dev/null 2>&1) || true
 [ -e "$marks/control" ] || fail "control: gemini mcp list did not start the server a planted settings file names"
 rm -rf "$planted/.gemini"
-answer=$(timeout 60 "$bin" --root "$planted" --bash-mode unrestricted call bash '{"command": "sh plant.sh planted"}' 2>&1) \
+answer=$(timeout 60 "$bin" --root "$planted" --bash-mode workspace-write call bash '{"command": "sh plant.sh planted"}' 2>&1) \
   || fail "the planting call failed: $answer"
 grep -q 'the command created .gemini; it was renamed to .gemini.rootbound-quarantine' <<<"$answer" \
   || fail "the answer does not say the planted settings were set aside: $answer"

@@ -1,5 +1,5 @@
 //! The bash sandbox alone (issue #8): every test runs a real shell, in
-//! `--bash-mode unrestricted` through MCP or by driving the supervisor
+//! `--bash-mode workspace-write` through MCP or by driving the supervisor
 //! directly with a read-only confinement, so no parser or policy stands in
 //! the way. Each asserts an effect: a file's mode, owner, times and xattrs
 //! unchanged; a listener that heard nothing; no node created; a process
@@ -75,7 +75,7 @@ impl Layout {
         let mut cmd = tokio::process::Command::new(common::BIN);
         cmd.arg("--root")
             .arg(self.root())
-            .args(["--bash-mode", "unrestricted"])
+            .args(["--bash-mode", "workspace-write"])
             .args(extra)
             .env("TMPDIR", self.temp_base())
             .env("RUST_LOG", "warn");
@@ -485,9 +485,9 @@ async fn path_is_fixed_and_nothing_in_a_root_runs_from_it() {
     // `tree` is on the read-only allowlist but not installed here.
     let _ = server.call("bash", json!({"command": "tree"})).await;
     assert!(!marker.exists(), "a program in the root ran through PATH");
-    let unrestricted = l.server(&[]).await;
+    let full_shell = l.server(&[]).await;
     assert_eq!(
-        sh(&unrestricted, "echo $PATH").await.stdout,
+        sh(&full_shell, "echo $PATH").await.stdout,
         "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     );
 }
@@ -530,14 +530,14 @@ async fn outside_paths_do_not_exist_inside_a_call() {
     }
     let l = Layout::new();
     std::os::unix::fs::symlink(l.outside(), l.root().join("out")).unwrap();
-    for mode in ["unrestricted", "read-only"] {
-        let server = if mode == "unrestricted" {
+    for mode in ["workspace-write", "read-only"] {
+        let server = if mode == "workspace-write" {
             l.server(&[]).await
         } else {
             Server::start(&[&l.root()], &["--bash-mode", mode]).await
         };
         let victim = l.outside().join("victim.txt");
-        let command = if mode == "unrestricted" {
+        let command = if mode == "workspace-write" {
             format!(
                 "stat -c %s {v}; stat -c %s /srv /opt /etc/hostname; ls -l out/; cat out/victim.txt; \
                  stat -c %s /usr/bin/env >/dev/null && echo system-visible",
@@ -556,7 +556,7 @@ async fn outside_paths_do_not_exist_inside_a_call() {
             !a.stdout.contains("victim"),
             "{mode}: an outside name showed: {a:?}"
         );
-        if mode == "unrestricted" {
+        if mode == "workspace-write" {
             assert!(a.stdout.contains("system-visible"), "{a:?}");
             for path in [
                 victim.display().to_string(),
@@ -630,14 +630,14 @@ async fn probe_while_the_way_is_swapped(server: &Server, probe: &str) -> (BashAn
     )
 }
 
-/// A server of `--root root --root nested`, unrestricted.
+/// A server of `--root root --root nested`, workspace-write.
 async fn nested_roots_server(root: &Path, nested: &Path) -> Server {
     let mut cmd = tokio::process::Command::new(common::BIN);
     cmd.arg("--root")
         .arg(root)
         .arg("--root")
         .arg(nested)
-        .args(["--bash-mode", "unrestricted"])
+        .args(["--bash-mode", "workspace-write"])
         .env("RUST_LOG", "error");
     let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
         .stderr(Stdio::inherit())
@@ -1017,7 +1017,7 @@ fn an_unprivileged_server_removes_a_temporary_directory_made_unwritable() {
     command
         .arg("--root")
         .arg(l.root())
-        .args(["--bash-mode", "unrestricted", "call", "bash"])
+        .args(["--bash-mode", "workspace-write", "call", "bash"])
         .arg(r#"{"command":"mkdir -p $TMPDIR/d/e && touch $TMPDIR/d/e/f && chmod 000 $TMPDIR/d"}"#)
         .env("TMPDIR", l.temp_base());
     if root {
@@ -1076,7 +1076,7 @@ async fn descriptors_the_server_inherited_reach_no_command() {
     let mut cmd = tokio::process::Command::new(common::BIN);
     cmd.arg("--root")
         .arg(l.root())
-        .args(["--bash-mode", "unrestricted"])
+        .args(["--bash-mode", "workspace-write"])
         .env("TMPDIR", l.temp_base())
         .env("RUST_LOG", "warn");
     // SAFETY: dup2 in the child before exec; the copy has no close-on-exec.
@@ -1125,7 +1125,7 @@ async fn a_cancelled_call_is_stopped() {
     let root = l.root();
     let mut session = common::RawSession::start_with(
         &root,
-        &["--bash-mode", "unrestricted", "--bash-timeout", "30"],
+        &["--bash-mode", "workspace-write", "--bash-timeout", "30"],
         &[("TMPDIR", &l.temp_base())],
     )
     .await;
@@ -1170,7 +1170,7 @@ async fn cancellations_at_any_moment_leave_the_time_limit_working() {
     let l = Layout::new();
     let mut session = common::RawSession::start_with(
         &l.root(),
-        &["--bash-mode", "unrestricted", "--bash-timeout", "2"],
+        &["--bash-mode", "workspace-write", "--bash-timeout", "2"],
         &[("TMPDIR", &l.temp_base())],
     )
     .await;

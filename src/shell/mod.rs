@@ -8,7 +8,7 @@
 //! directly, never through `bash -c`, inside the [`sandbox`]).
 //!
 //! The sandbox is the boundary; the policy is the first line. In
-//! `unrestricted` mode a real shell runs the line and only the sandbox
+//! `workspace-write` mode a real shell runs the line and only the sandbox
 //! confines it.
 
 mod execute;
@@ -546,7 +546,7 @@ impl Shell {
             r.part,
             r.reason.trim_end_matches('.')
         );
-        if self.config.mode != BashMode::Unrestricted {
+        if !self.config.mode.full_shell() {
             message.push('\n');
             message.push_str(&self.policy.summary());
         }
@@ -564,7 +564,7 @@ impl Shell {
                 ),
             ));
         }
-        if self.config.mode == BashMode::Unrestricted {
+        if self.config.mode.full_shell() {
             return Ok(Plan {
                 steps: vec![Step {
                     stages: vec![Stage::new(vec![

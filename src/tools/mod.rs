@@ -210,7 +210,9 @@ impl Registry {
     pub fn list(&self) -> Vec<Tool> {
         let shell_writes = matches!(
             self.state.config.bash.mode,
-            crate::config::BashMode::Allowlist | crate::config::BashMode::Unrestricted
+            crate::config::BashMode::Allowlist
+                | crate::config::BashMode::WorkspaceWrite
+                | crate::config::BashMode::Unrestricted
         );
         self.tools
             .iter()

@@ -59,7 +59,7 @@ const TOOL_MENTIONS = [
 const BASH_MODES = {
   "read-only": [],
   allowlist: ["--bash-allow", "touch"],
-  unrestricted: ["--bash-mode", "unrestricted"],
+  "workspace-write": ["--bash-mode", "workspace-write"],
   off: ["--bash-mode", "off"],
 };
 
@@ -274,7 +274,7 @@ function toolsOffered() {
       }
       // Auto-edit runs Gemini CLI's own write_file and replace; after setup
       // it runs ours too, and a bash that may write still is not offered.
-      if (mode === "read-only" || mode === "unrestricted") {
+      if (mode === "read-only" || mode === "workspace-write") {
         cases.push({ clientName, client, mode, setup: true, approval: "auto_edit" });
       }
     }
@@ -442,9 +442,9 @@ function editsAndBash() {
 
   // Writing commands where the mode allows them.
   const writable = [
-    ["configured gemini-0.24", "unrestricted", "rm victim.txt", (p) => !fs.existsSync(path.join(p, "victim.txt"))],
-    ["configured gemini-current", "unrestricted", "rm victim.txt", (p) => !fs.existsSync(path.join(p, "victim.txt"))],
-    ["extension", "unrestricted", "rm victim.txt", (p) => !fs.existsSync(path.join(p, "victim.txt"))],
+    ["configured gemini-0.24", "workspace-write", "rm victim.txt", (p) => !fs.existsSync(path.join(p, "victim.txt"))],
+    ["configured gemini-current", "workspace-write", "rm victim.txt", (p) => !fs.existsSync(path.join(p, "victim.txt"))],
+    ["extension", "workspace-write", "rm victim.txt", (p) => !fs.existsSync(path.join(p, "victim.txt"))],
     ["configured gemini-0.24", "allowlist", "touch made.txt", (p) => fs.existsSync(path.join(p, "made.txt"))],
     ["extension", "allowlist", "touch made.txt", (p) => fs.existsSync(path.join(p, "made.txt"))],
   ];

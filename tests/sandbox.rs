@@ -194,6 +194,28 @@ async fn no_metadata_changes_outside_the_writable_set() {
     assert_eq!(std::fs::metadata(&own).unwrap().mode() & 0o777, 0o600);
 }
 
+/// What language runtimes read at start is in a call's view: OpenSSL's
+/// configuration and the CA certificates (Node refuses to start without
+/// the first); private keys beside them are not.
+#[tokio::test]
+async fn tls_configuration_and_certificates_are_readable_and_keys_absent() {
+    let l = Layout::new();
+    let server = l.server(&[]).await;
+    let a = sh(
+        &server,
+        "head -c 1 /etc/ssl/openssl.cnf >/dev/null && echo config; \
+         ls /etc/ssl/certs | wc -l; cat /etc/ssl/certs/*.pem | grep -c 'BEGIN CERTIFICATE'; \
+         ls -d /etc/ssl/private 2>&1",
+    )
+    .await;
+    let lines: Vec<&str> = a.stdout.lines().collect();
+    assert_eq!(lines.first(), Some(&"config"), "{a:?}");
+    let listed: usize = lines[1].trim().parse().unwrap();
+    let certificates: usize = lines[2].trim().parse().unwrap();
+    assert!(listed > 0 && certificates > 0, "{a:?}");
+    assert!(lines[3].contains("No such file or directory"), "{a:?}");
+}
+
 /// The devices a call may use are the host's own nodes: a call may write
 /// to them, never change their mode, owner, times or xattrs (a call of a
 /// server run as root owns them, so only the mount can refuse).

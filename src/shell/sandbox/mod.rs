@@ -170,7 +170,10 @@ pub const SYSTEM_DIRS: &[&str] = &[
 ];
 
 /// The files (and few directories) under `/etc` that the loader, locale,
-/// name service, `file` and git need. Never `shadow`, keys or credentials.
+/// name service, `file`, git and language runtimes need (Node and Python
+/// read OpenSSL's configuration and the CA certificates at start; Debian's
+/// `java` and others are links through `/etc/alternatives`). Never
+/// `shadow`, keys (`/etc/ssl/private`) or credentials.
 #[cfg(target_os = "linux")]
 pub const ETC_FILES: &[&str] = &[
     "/etc/ld.so.cache",
@@ -199,6 +202,15 @@ pub const ETC_FILES: &[&str] = &[
     "/etc/lsb-release",
     "/etc/debian_version",
     "/etc/perl",
+    "/etc/ssl/openssl.cnf",
+    "/etc/ssl/certs",
+    "/etc/ca-certificates",
+    "/etc/ca-certificates.conf",
+    "/etc/pki/tls/openssl.cnf",
+    "/etc/pki/tls/certs",
+    "/etc/pki/ca-trust/extracted",
+    "/etc/crypto-policies",
+    "/etc/alternatives",
 ];
 
 /// Device files programs read and write.

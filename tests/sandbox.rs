@@ -1246,27 +1246,45 @@ async fn unreviewed_new_system_calls_are_absent() {
     );
 }
 
+/// Starts `command` as a call of `server` without waiting for it, then
+/// waits (at most 10 s) until at least `count` processes whose command line holds
+/// `needle` run, and returns the call and their pids.
+async fn call_in_background(
+    server: Server,
+    command: String,
+    needle: &str,
+    count: usize,
+) -> (tokio::task::JoinHandle<BashAnswer>, Vec<u32>) {
+    let running = tokio::spawn(async move { sh(&server, &command).await });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let pids = processes_with(needle);
+        if pids.len() >= count {
+            return (running, pids);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the call's processes never showed"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// Should memory run out, the out-of-memory killer picks a call's
 /// processes before anything of the host's: read from the host's /proc
 /// while the call runs.
 #[tokio::test]
 async fn the_calls_processes_are_the_first_the_oom_killer_picks() {
     let l = Layout::new();
-    let server = std::sync::Arc::new(l.server(&[]).await);
     let token = format!("3133{}", std::process::id() % 1000);
-    let running = {
-        let server = server.clone();
-        let command = format!("sleep 2.{token}");
-        tokio::spawn(async move { sh(&server, &command).await })
-    };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let pid = loop {
-        if let Some(pid) = processes_with(&format!("sleep 2.{token}")).first() {
-            break *pid;
-        }
-        assert!(Instant::now() < deadline, "the call's process never showed");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    let (running, pids) = call_in_background(
+        l.server(&[]).await,
+        format!("sleep 2.{token}"),
+        &format!("sleep 2.{token}"),
+        1,
+    )
+    .await;
+    let pid = pids[0];
     let score = std::fs::read_to_string(format!("/proc/{pid}/oom_score_adj")).unwrap();
     assert_eq!(score.trim(), "1000");
     let own = std::fs::read_to_string("/proc/self/oom_score_adj").unwrap();
@@ -1282,26 +1300,15 @@ async fn the_calls_processes_are_the_first_the_oom_killer_picks() {
 #[tokio::test]
 async fn a_calls_processes_hold_no_capability_and_can_gain_none() {
     let l = Layout::new();
-    let server = std::sync::Arc::new(l.server(&[]).await);
     let token = format!("3134{}", std::process::id() % 1000);
-    let running = {
-        let server = server.clone();
-        let command = format!("sleep 3.{token} & sleep 3.{token}; wait");
-        tokio::spawn(async move { sh(&server, &command).await })
-    };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let pids = loop {
-        // The shell (its command line names them too) and both sleeps.
-        let pids = processes_with(&format!("sleep 3.{token}"));
-        if pids.len() == 3 {
-            break pids;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the call's processes never showed"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    // The shell (its command line names them too) and both sleeps.
+    let (running, pids) = call_in_background(
+        l.server(&[]).await,
+        format!("sleep 3.{token} & sleep 3.{token}; wait"),
+        &format!("sleep 3.{token}"),
+        3,
+    )
+    .await;
     for pid in pids {
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
         let field = |name: &str| {

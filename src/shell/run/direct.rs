@@ -69,11 +69,11 @@ pub async fn run(steps: &[Step], setup: &Setup<'_>, cancel: &CancellationToken) 
             continue;
         }
         match run_pipeline(&step.stages, setup, deadline, cancel, &mut out).await {
-            Ok(ExitOf::Code(code)) => {
+            Ok(StageStatus::Exited(code)) => {
                 status = code;
                 out.ending = Ending::Exited(code);
             }
-            Ok(ExitOf::Signal(sig)) => {
+            Ok(StageStatus::Signaled(sig)) => {
                 status = 128 + sig;
                 out.ending = Ending::Signaled(sig);
             }
@@ -94,16 +94,11 @@ pub async fn run(steps: &[Step], setup: &Setup<'_>, cancel: &CancellationToken) 
     out
 }
 
-enum ExitOf {
-    Code(i32),
-    Signal(i32),
-}
-
-fn exit_of(status: ExitStatus) -> ExitOf {
+fn exit_of(status: ExitStatus) -> StageStatus {
     match (status.code(), status.signal()) {
-        (Some(code), _) => ExitOf::Code(code),
-        (None, Some(sig)) => ExitOf::Signal(sig),
-        (None, None) => ExitOf::Code(1),
+        (Some(code), _) => StageStatus::Exited(code),
+        (None, Some(sig)) => StageStatus::Signaled(sig),
+        (None, None) => StageStatus::Exited(1),
     }
 }
 
@@ -140,11 +135,11 @@ async fn run_pipeline(
     deadline: Instant,
     cancel: &CancellationToken,
     out: &mut Outcome,
-) -> Result<ExitOf, Stop> {
+) -> Result<StageStatus, Stop> {
     let io_failure = |out: &mut Outcome, e: std::io::Error| {
         out.stderr
             .extend_from_slice(format!("rootbound: cannot set up the pipeline: {e}\n").as_bytes());
-        Ok(ExitOf::Code(126))
+        Ok(StageStatus::Exited(126))
     };
     let (stdout_read, stdout_write) = match new_pipe() {
         Ok(p) => p,
@@ -161,7 +156,6 @@ async fn run_pipeline(
     // is still unreaped, so its id cannot have gone to another group.
     let mut dropped_midway = KillOnDrop(None);
     let mut stdin_from: Option<OwnedFd> = None;
-    let mut last_failed_to_start = None;
     // Each command's child, or the status it got when it could not start.
     let mut starts: Vec<Result<usize, i32>> = Vec::new();
     for (k, stage) in stages.iter().enumerate() {
@@ -194,9 +188,6 @@ async fn run_pipeline(
                 }
                 starts.push(Ok(children.len()));
                 children.push(child);
-                if last {
-                    last_failed_to_start = None;
-                }
             }
             Err(e) => {
                 let name = stage.argv.first().map_or("", String::as_str);
@@ -207,9 +198,6 @@ async fn run_pipeline(
                 };
                 out.stderr.extend_from_slice(message.as_bytes());
                 starts.push(Err(failed_start_status(&e)));
-                if last {
-                    last_failed_to_start = Some(failed_start_status(&e));
-                }
             }
         }
     }
@@ -253,29 +241,22 @@ async fn run_pipeline(
     // Every process the pipeline started has been waited for; the group's
     // id is no longer ours to signal.
     dropped_midway.0 = None;
-    let but_last = stages.len().saturating_sub(1);
-    for (stage, start) in stages.iter().zip(&starts).take(but_last) {
-        let status = match start {
+    let ended: Vec<Option<StageStatus>> = starts
+        .iter()
+        .map(|start| match start {
             Err(code) => Some(StageStatus::Exited(*code)),
-            Ok(child) => {
-                statuses
-                    .get(*child)
-                    .copied()
-                    .flatten()
-                    .map(|status| match exit_of(status) {
-                        ExitOf::Code(code) => StageStatus::Exited(code),
-                        ExitOf::Signal(sig) => StageStatus::Signaled(sig),
-                    })
-            }
-        };
-        out.hidden_failures
-            .extend(status.and_then(|status| HiddenFailure::of(&stage.argv, status)));
-    }
-    if let Some(code) = last_failed_to_start {
-        return Ok(ExitOf::Code(code));
-    }
-    let last_status = statuses.last().copied().flatten();
-    Ok(last_status.map_or(ExitOf::Code(1), exit_of))
+            Ok(child) => statuses.get(*child).copied().flatten().map(exit_of),
+        })
+        .collect();
+    out.hidden_failures
+        .extend(HiddenFailure::in_pipeline(stages, &ended));
+    // The pipeline's status is its last command's (the status it got if it
+    // could not start).
+    Ok(ended
+        .last()
+        .copied()
+        .flatten()
+        .unwrap_or(StageStatus::Exited(1)))
 }
 
 fn spawn_stage(

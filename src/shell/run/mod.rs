@@ -86,6 +86,18 @@ pub enum StageStatus {
     Signaled(i32),
 }
 
+#[cfg(unix)]
+impl StageStatus {
+    /// A status as `waitpid` gives it.
+    pub fn of_wait(status: i32) -> StageStatus {
+        if libc::WIFSIGNALED(status) {
+            StageStatus::Signaled(libc::WTERMSIG(status))
+        } else {
+            StageStatus::Exited(libc::WEXITSTATUS(status))
+        }
+    }
+}
+
 /// A command of a pipeline, not its last, that failed. A pipeline's status
 /// is its last command's, as in bash: without this, `cargo test | tail -5`
 /// would read as a success when the tests fail.
@@ -135,6 +147,18 @@ impl HiddenFailure {
             })
             .collect();
         Some(HiddenFailure { command, status })
+    }
+
+    /// The failures among a pipeline's commands before its last:
+    /// `ended[k]` is how `stages[k]` ended, where that is known.
+    pub fn in_pipeline(stages: &[Stage], ended: &[Option<StageStatus>]) -> Vec<HiddenFailure> {
+        let but_last = stages.len().saturating_sub(1);
+        stages
+            .iter()
+            .zip(ended)
+            .take(but_last)
+            .filter_map(|(stage, status)| HiddenFailure::of(&stage.argv, (*status)?))
+            .collect()
     }
 
     /// What the status line adds for `failures`: `earlier stage failed:

@@ -679,9 +679,7 @@ impl Confined {
     ) -> Result<Report, Stop> {
         // Each command's pid, or the status it got when it could not start.
         let mut started: Vec<Result<libc::pid_t, i32>> = Vec::new();
-        let mut pids = Vec::new();
         let mut stdin: Option<std::io::PipeReader> = None;
-        let mut last_failed = None;
         for (k, stage) in stages.iter().enumerate() {
             let last = k + 1 == stages.len();
             let (next_stdin, stdout) = if last {
@@ -692,55 +690,35 @@ impl Confined {
                     Err(e) => (None, Err(e)),
                 }
             };
-            let group = pids.first().copied().unwrap_or(0);
+            let group = started.iter().find_map(|s| s.ok()).unwrap_or(0);
             let spawned =
                 stdout.and_then(|out| self.spawn(stage, stdin.take(), out, cwd, env, group));
             stdin = next_stdin;
-            match spawned {
-                Ok(pid) => {
-                    pids.push(pid);
-                    started.push(Ok(pid));
-                    if last {
-                        last_failed = None;
-                    }
-                }
-                Err(e) => {
-                    let name = stage.argv.first().map_or("", String::as_str);
-                    let _ = writeln!(std::io::stderr(), "rootbound: {name}: {}", spawn_error(&e));
-                    started.push(Err(failed_start_status(&e)));
-                    if last {
-                        last_failed = Some(failed_start_status(&e));
-                    }
-                }
-            }
+            started.push(spawned.map_err(|e| {
+                let name = stage.argv.first().map_or("", String::as_str);
+                let _ = writeln!(std::io::stderr(), "rootbound: {name}: {}", spawn_error(&e));
+                failed_start_status(&e)
+            }));
         }
         drop(stdin);
+        let pids: Vec<libc::pid_t> = started.iter().filter_map(|s| s.ok()).collect();
         let statuses = wait_for(&pids)?;
-        let but_last = stages.len().saturating_sub(1);
-        for (stage, start) in stages.iter().zip(&started).take(but_last) {
-            let status = match start {
+        let ended: Vec<Option<StageStatus>> = started
+            .iter()
+            .map(|start| match start {
                 Err(code) => Some(StageStatus::Exited(*code)),
-                Ok(pid) => statuses.get(pid).map(|&status| {
-                    if libc::WIFSIGNALED(status) {
-                        StageStatus::Signaled(libc::WTERMSIG(status))
-                    } else {
-                        StageStatus::Exited(libc::WEXITSTATUS(status))
-                    }
-                }),
-            };
-            hidden_failures
-                .extend(status.and_then(|status| HiddenFailure::of(&stage.argv, status)));
-        }
-        if let Some(code) = last_failed {
-            return Ok(Report::Exited(code));
-        }
-        let Some(&status) = pids.last().and_then(|p| statuses.get(p)) else {
-            return Ok(Report::Exited(1));
-        };
-        Ok(if libc::WIFSIGNALED(status) {
-            Report::Signaled(libc::WTERMSIG(status))
-        } else {
-            Report::Exited(libc::WEXITSTATUS(status))
+                Ok(pid) => statuses
+                    .get(pid)
+                    .map(|&status| StageStatus::of_wait(status)),
+            })
+            .collect();
+        hidden_failures.extend(HiddenFailure::in_pipeline(stages, &ended));
+        // The pipeline's status is its last command's (the status it got
+        // if it could not start).
+        Ok(match ended.last().copied().flatten() {
+            Some(StageStatus::Exited(code)) => Report::Exited(code),
+            Some(StageStatus::Signaled(sig)) => Report::Signaled(sig),
+            None => Report::Exited(1),
         })
     }
 

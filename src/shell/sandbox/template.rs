@@ -22,12 +22,13 @@
 //! directory on the way to a source has changed since the last call
 //! (inotify, [`Watch`]), compares each source's identity (device and
 //! inode, or a link's target) with the one the view was built from; it
-//! builds a new template when either changed. The old one finishes the calls it started, then exits. A
-//! root's identity is looked up without following a link on its way, as
-//! the view opens it; and a new view's Landlock rules grant a root or
-//! `--bash-read` directory only while it is the one the fork server started
-//! with (`Prebuilt::again`): a replaced root is in the new view, but its
-//! contents are refused, as they were before the view was built once.
+//! builds a new template when either changed. The old one finishes the
+//! calls it started, then exits. A root's identity is looked up without
+//! following a link on its way, as the view opens it; and a new view's
+//! Landlock rules grant a root or `--bash-read` directory only while it is
+//! the one the fork server started with (`Prebuilt::again`): a replaced
+//! root is in the new view, but its contents are refused, as they were
+//! before the view was built once.
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStringExt;
@@ -116,8 +117,9 @@ pub struct Template {
 /// in `/tmp` beside a root) only means the sources are looked at again.
 #[derive(Debug)]
 struct Watch {
-    /// None where inotify cannot be had (its limits reached): every call's
-    /// start looks at each source.
+    /// None where inotify cannot be had (its limits reached) or cannot be
+    /// trusted (a directory on a file system not known local): every
+    /// call's start looks at each source.
     inotify: Option<OwnedFd>,
     /// Each directory on the way to a source, by the path it is watched
     /// under: the path as written and as resolved (a system path may go
@@ -169,16 +171,14 @@ impl Watch {
                 Ok(fs) => LOCAL_FILE_SYSTEMS.contains(&(fs.f_type as i64)),
                 Err(e) => matches!(e, rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR),
             });
+        use rustix::fs::inotify::CreateFlags;
+        let inotify = if all_local {
+            rustix::fs::inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC).ok()
+        } else {
+            None
+        };
         let mut watch = Watch {
-            inotify: all_local
-                .then(|| {
-                    rustix::fs::inotify::init(
-                        rustix::fs::inotify::CreateFlags::NONBLOCK
-                            | rustix::fs::inotify::CreateFlags::CLOEXEC,
-                    )
-                    .ok()
-                })
-                .flatten(),
+            inotify,
             directories,
         };
         watch.renew();
@@ -324,7 +324,8 @@ impl Template {
     }
 
     /// Whether the view may no longer show what its sources are now: a
-    /// source's identity changed, or a mount on the host did.
+    /// mount on the host changed, or a source's identity did (looked at
+    /// only when the watch saw a change on the way to one).
     pub fn is_stale(&mut self) -> bool {
         let mut watched = libc::pollfd {
             fd: self.mounts.as_raw_fd(),

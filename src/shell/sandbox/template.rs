@@ -391,10 +391,13 @@ fn serve(
     if send(socket, b"ready", &[]).is_err() {
         return 1;
     }
-    // The next call's supervisor is made while no call is starting or
+    // Supervisors for the next calls are made while no call is starting or
     // running (none yet, or the last one started has exited): made at once
-    // after an answer, it would take a core from the call just started.
-    let mut waiting = Waiting::start(socket, prebuilt, &view).ok();
+    // after an answer, one would take a core from the call just started.
+    // Two are kept, so that a call that follows another at once finds one
+    // whose set-up has ended, not one still being made.
+    let mut waiting = std::collections::VecDeque::with_capacity(WAITING);
+    refill(&mut waiting, socket, prebuilt, &view);
     let mut running: Option<OwnedFd> = None;
     loop {
         // SAFETY: reaping our own children without blocking.
@@ -403,9 +406,7 @@ fn serve(
             Woken::Call => {}
             Woken::Ended => {
                 running = None;
-                if waiting.is_none() {
-                    waiting = Waiting::start(socket, prebuilt, &view).ok();
-                }
+                refill(&mut waiting, socket, prebuilt, &view);
                 continue;
             }
         }
@@ -415,14 +416,9 @@ fn serve(
         if message.is_empty() && fds.is_empty() {
             break;
         }
-        let launched = match waiting.take() {
-            Some(ready) => match ready.hand(fds) {
-                Ok(pidfd) => Ok(pidfd),
-                // It is gone: the call gets a supervisor made now.
-                Err(fds) => fork_call(socket, prebuilt, fds, Some(&view)),
-            },
-            None => fork_call(socket, prebuilt, fds, Some(&view)),
-        };
+        let launched = hand_to_waiting(&mut waiting, fds)
+            // None is left: the call gets a supervisor made now.
+            .or_else(|fds| fork_call(socket, prebuilt, fds, Some(&view)));
         let answer = match launched {
             Ok(pidfd) => {
                 running = pidfd.try_clone().ok();
@@ -435,7 +431,7 @@ fn serve(
         }
     }
     // A supervisor still waiting for a call sees its socket close and exits.
-    drop(waiting);
+    waiting.clear();
     // The calls still running would die with this process (their
     // parent-death signal): they end first.
     loop {
@@ -445,6 +441,40 @@ fn serve(
             return 0;
         }
     }
+}
+
+/// How many supervisors are made ahead of their calls.
+const WAITING: usize = 2;
+
+/// Makes supervisors ahead until [`WAITING`] wait.
+fn refill(
+    waiting: &mut std::collections::VecDeque<Waiting>,
+    socket: &OwnedFd,
+    prebuilt: &Prebuilt,
+    view: &View,
+) {
+    while waiting.len() < WAITING {
+        match Waiting::start(socket, prebuilt, view) {
+            Ok(made) => waiting.push_back(made),
+            Err(_) => return,
+        }
+    }
+}
+
+/// Hands a call's descriptors to the oldest supervisor still waiting;
+/// the descriptors back when none is left.
+fn hand_to_waiting(
+    waiting: &mut std::collections::VecDeque<Waiting>,
+    mut fds: Vec<OwnedFd>,
+) -> Result<OwnedFd, Vec<OwnedFd>> {
+    while let Some(ready) = waiting.pop_front() {
+        match ready.hand(fds) {
+            Ok(pidfd) => return Ok(pidfd),
+            // It is gone: the next one.
+            Err(back) => fds = back,
+        }
+    }
+    Err(fds)
 }
 
 /// What woke the template.

@@ -65,6 +65,20 @@ pub struct Cli {
     #[arg(long, value_name = "DIR", global = true)]
     pub bash_path: Vec<PathBuf>,
 
+    /// Allow a toolchain's test, build and lint commands (repeatable;
+    /// implies allowlist mode): rust (cargo test, build, check, clippy, fmt,
+    /// doc), node (npm test, npm run, node --test, npx vitest/jest/eslint/
+    /// tsc), python (pytest, python -m pytest/unittest, ruff, mypy), go (go
+    /// test, build, vet, gofmt). The toolchain is found without options.
+    #[arg(long, value_enum, value_name = "TOOLCHAIN", global = true)]
+    pub bash_preset: Vec<Preset>,
+
+    /// A variable a command line may set before an allowed command
+    /// (repeatable), beyond the documented ones (docs/security.md): e.g.
+    /// `--bash-env PYTEST_ADDOPTS` for `PYTEST_ADDOPTS=-x pytest`.
+    #[arg(long, value_name = "NAME", global = true)]
+    pub bash_env: Vec<String>,
+
     /// Time limit for one bash command, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 60, global = true)]
     pub bash_timeout: u64,
@@ -155,6 +169,13 @@ impl Cli {
     pub fn config(&self) -> Result<Config, String> {
         let explicit_mode = self.bash_mode;
         if self.read_only {
+            if !self.bash_preset.is_empty() {
+                return Err(
+                    "--read-only conflicts with --bash-preset: a read-only server runs \
+                            only read-only commands"
+                        .into(),
+                );
+            }
             if !self.bash_allow.is_empty() {
                 return Err(
                     "--read-only conflicts with --bash-allow: a read-only server runs \
@@ -188,7 +209,9 @@ impl Cli {
             }
         }
         let mut mode = explicit_mode.unwrap_or(BashMode::ReadOnly);
-        if mode == BashMode::ReadOnly && !self.bash_allow.is_empty() {
+        if mode == BashMode::ReadOnly
+            && !(self.bash_allow.is_empty() && self.bash_preset.is_empty())
+        {
             mode = BashMode::Allowlist;
         }
         let roots = if self.roots.is_empty() {
@@ -225,20 +248,125 @@ impl Cli {
                 .map_err(|e| format!("--bash-read/--bash-path {}: {e}", dir.display()))?;
             extra_read.push(canonical);
         }
-        let extra_path = extra_read[self.bash_read.len()..].to_vec();
+        let mut extra_path = extra_read[self.bash_read.len()..].to_vec();
+        let mut allow = self.bash_allow.clone();
+        for preset in &self.bash_preset {
+            allow.extend(preset.commands().iter().map(|c| c.to_string()));
+        }
+        let toolchains = find_toolchains(mode, &allow, &extra_path);
+        for dir in toolchains.read() {
+            // A directory that cannot be made canonical now is left out.
+            if let Ok(canonical) = crate::fs::canonical_dir(&dir)
+                && !extra_read.contains(&canonical)
+            {
+                extra_read.push(canonical);
+            }
+        }
+        extra_path.extend(toolchains.path());
+        if let Some(bad) = self
+            .bash_env
+            .iter()
+            .find(|n| !crate::shell::parse::is_name(n))
+        {
+            return Err(format!("--bash-env {bad}: not a variable name"));
+        }
         config.bash = BashConfig {
             mode,
-            allow: self.bash_allow.clone(),
+            allow,
             deny: self.bash_deny.clone(),
             timeout: Duration::from_secs(self.bash_timeout),
             extra_read,
             extra_path,
+            env_names: self.bash_env.clone(),
+            extra_env: toolchains.env(),
+            toolchains,
         };
         config.read_only = self.read_only;
         config.disabled_tools = self.disabled_tools.clone();
         config.dialect = self.dialect;
         config.answer_budget = self.answer_budget;
         Ok(config)
+    }
+}
+
+/// The toolchains of the programs `mode` lets bash run: the first word of
+/// each allow entry, or in workspace-write mode every known one. None on
+/// Windows, where no sandbox narrows what commands see.
+fn find_toolchains(
+    mode: BashMode,
+    allow: &[String],
+    user_path: &[PathBuf],
+) -> crate::shell::sandbox::toolchains::Found {
+    use crate::shell::sandbox::toolchains;
+    if cfg!(windows) {
+        return toolchains::Found::default();
+    }
+    let programs: Vec<String> = match mode {
+        BashMode::Allowlist => allow
+            .iter()
+            .filter_map(|entry| entry.split_whitespace().next())
+            .map(str::to_string)
+            .collect(),
+        BashMode::WorkspaceWrite | BashMode::Unrestricted => toolchains::KNOWN_PROGRAMS
+            .iter()
+            .map(|p| p.to_string())
+            .collect(),
+        BashMode::ReadOnly | BashMode::Off => Vec::new(),
+    };
+    toolchains::find(
+        &toolchains::RealHost,
+        &programs,
+        crate::shell::SYSTEM_PATH,
+        user_path,
+    )
+}
+
+/// `--bash-preset`: a toolchain's test, build and lint commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Preset {
+    Rust,
+    Node,
+    Python,
+    Go,
+}
+
+impl Preset {
+    /// The `--bash-allow` entries it stands for (docs/security.md).
+    pub fn commands(self) -> &'static [&'static str] {
+        match self {
+            Preset::Rust => &[
+                "cargo test",
+                "cargo build",
+                "cargo check",
+                "cargo clippy",
+                "cargo fmt",
+                "cargo doc",
+                "cargo nextest",
+            ],
+            Preset::Node => &[
+                "npm test",
+                "npm run",
+                "npm ci --offline",
+                "node --test",
+                "npx vitest",
+                "npx jest",
+                "npx eslint",
+                "npx tsc",
+                "npx prettier",
+            ],
+            Preset::Python => &[
+                "pytest",
+                "python -m pytest",
+                "python3 -m pytest",
+                "python -m unittest",
+                "python3 -m unittest",
+                "ruff",
+                "mypy",
+                "flake8",
+                "black",
+            ],
+            Preset::Go => &["go test", "go build", "go vet", "gofmt", "go fmt"],
+        }
     }
 }
 
@@ -287,6 +415,9 @@ pub fn print_sandbox(config: &Config) -> i32 {
     );
     if config.bash.mode == BashMode::Off {
         out.push_str("\nbash is off: no command runs.\n");
+    } else {
+        out.push_str("\ntoolchains found for the programs bash may run:\n");
+        out.push_str(&config.bash.toolchains.describe());
     }
     let _ = std::io::stdout().write_all(out.as_bytes());
     0

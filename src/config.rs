@@ -112,6 +112,13 @@ pub struct BashConfig {
     /// Directories put before the system directories on the commands' PATH
     /// (`--bash-path`); readable too.
     pub extra_path: Vec<PathBuf>,
+    /// Variables a line may set before a command besides the documented
+    /// ones (`--bash-env`).
+    pub env_names: Vec<String>,
+    /// Variables commands get from the toolchains found.
+    pub extra_env: Vec<(String, String)>,
+    /// The toolchains found for the programs bash may run (docs/security.md).
+    pub toolchains: crate::shell::sandbox::toolchains::Found,
 }
 
 impl Default for BashConfig {
@@ -123,6 +130,9 @@ impl Default for BashConfig {
             timeout: Duration::from_secs(60),
             extra_read: Vec::new(),
             extra_path: Vec::new(),
+            env_names: Vec::new(),
+            extra_env: Vec::new(),
+            toolchains: Default::default(),
         }
     }
 }

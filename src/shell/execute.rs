@@ -285,7 +285,7 @@ mod linux {
             };
             let mut env = call.env.to_vec();
             if let Some(temp) = &confinement.temp {
-                env.push(("TMPDIR".to_string(), temp.display().to_string()));
+                env.extend(temp_env(temp));
             }
             let setup = Setup {
                 fork_server,
@@ -400,7 +400,7 @@ mod other_unix {
             let mut env = call.env.to_vec();
             if let Some(temp) = &temp {
                 writable.push(temp.path().to_path_buf());
-                env.push(("TMPDIR".to_string(), temp.path().display().to_string()));
+                env.extend(temp_env(temp.path()));
             }
             let wrapper = if cfg!(target_os = "macos") {
                 Profile {
@@ -473,4 +473,18 @@ mod windows {
             runner::run(call.steps, &setup, cancel).await
         }
     }
+}
+
+/// The variables that point into a call's temporary directory: `TMPDIR`,
+/// and the build cache Go must write (the call's own, gone with it), so
+/// that a Go toolchain found outside the roots needs nothing writable there.
+#[cfg(unix)]
+fn temp_env(temp: &std::path::Path) -> [(String, String); 2] {
+    [
+        ("TMPDIR".to_string(), temp.display().to_string()),
+        (
+            "GOCACHE".to_string(),
+            temp.join("go-build").display().to_string(),
+        ),
+    ]
 }

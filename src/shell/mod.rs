@@ -616,8 +616,14 @@ impl Shell {
                     argv.extend(expander.expand(arg)?);
                 }
                 let checked = self.policy.check(&argv, &paths)?;
+                let assigned = policy::env::check(
+                    &cmd.assignments,
+                    &self.config.env_names,
+                    self.config.mode == BashMode::Allowlist,
+                )?;
                 let mut stage = Stage::new(checked.argv);
                 stage.redirects = cmd.redirects.clone();
+                stage.env = assigned;
                 other_programs |= checked.git_dir.is_none();
                 git_stages += usize::from(checked.git_dir.is_some());
                 writes_git_config |= checked.git_subcommand.as_deref() == Some("config");
@@ -649,7 +655,8 @@ impl Shell {
                     if !checked.git_written_paths.is_empty() {
                         git_written_paths.push((pin.clone(), checked.git_written_paths));
                     }
-                    stage.env = pin.env();
+                    // The pins come last and win over any assignment.
+                    stage.env.extend(pin.env());
                     if !git_pins.contains(&pin) {
                         git_pins.push(pin);
                     }
@@ -775,8 +782,33 @@ fn child_env(config: &BashConfig) -> Vec<(String, String)> {
             env.push((key.to_string(), value));
         }
     }
+    env.extend(config.extra_env.iter().cloned());
+    if cfg!(not(windows)) {
+        // Calls have no network: package managers are told so in their own
+        // words, so that they use what is on disk rather than fail on a
+        // connection (or wait for one) first.
+        env.extend(
+            OFFLINE
+                .iter()
+                .map(|(key, value)| (key.to_string(), value.to_string())),
+        );
+    }
     env
 }
+
+/// What tells each package manager it is offline (docs/security.md).
+pub const OFFLINE: &[(&str, &str)] = &[
+    ("CARGO_NET_OFFLINE", "true"),
+    ("npm_config_offline", "true"),
+    ("npm_config_update_notifier", "false"),
+    ("npm_config_audit", "false"),
+    ("npm_config_fund", "false"),
+    ("PIP_NO_INDEX", "1"),
+    ("PIP_DISABLE_PIP_VERSION_CHECK", "1"),
+    ("UV_OFFLINE", "1"),
+    ("GOPROXY", "off"),
+    ("GOTOOLCHAIN", "local"),
+];
 
 /// Path checks through the guard, relative to the working directory.
 struct GuardPaths<'a> {

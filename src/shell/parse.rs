@@ -7,9 +7,12 @@
 //! as bash reads them (`echo x 3>/dev/null` redirects descriptor 3, which is
 //! refused, rather than passing `3` as an argument). Everything else a shell would interpret —
 //! expansions (`$`, backticks), substitutions, subshells and groups, brace
-//! expansion, background jobs, here-documents, other redirections,
-//! assignments, functions and control flow — is refused with the offending
-//! text and the reason. The parser never guesses: what it returns is exactly
+//! expansion, background jobs, here-documents, other redirections, an
+//! assignment with no command after it, functions and control flow — is
+//! refused with the offending text and the reason. Assignments before a
+//! command (`RUST_BACKTRACE=1 cargo test`) are parsed as bash parses them
+//! (an unquoted name, `=`, one word as the value, which is never globbed)
+//! and kept apart from the words; the policy decides which names may be set. The parser never guesses: what it returns is exactly
 //! the argv that will be executed (before glob expansion).
 
 use super::refusal::{Refusal, refuse};
@@ -45,6 +48,8 @@ pub struct Pipeline {
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SimpleCommand {
+    /// `NAME=value` before the command's name, in order.
+    pub assignments: Vec<(String, String)>,
     pub words: Vec<Word>,
     pub redirects: Vec<Redirect>,
 }
@@ -72,7 +77,16 @@ pub struct Word {
     pub glob: Option<String>,
     /// Whether any part of the word was quoted or escaped.
     pub quoted: bool,
+    /// Where an assignment's `=` is, if the word is one as bash reads it:
+    /// a valid name, unquoted and without glob characters, before it.
+    pub assignment_at: Option<usize>,
 }
+
+/// Why `NAME=value` alone is refused: it would set a variable of a shell
+/// that does not outlive the call.
+const NO_COMMAND_AFTER_ASSIGNMENT: &str = "a variable assignment (NAME=value) with no command \
+     after it sets nothing that outlives the call; put it before the command it is for \
+     (`RUST_BACKTRACE=1 cargo test`)";
 
 /// Words that start shell syntax this subset does not have.
 const RESERVED: &[&str] = &[
@@ -139,7 +153,11 @@ impl Parser<'_> {
                 '\n' | '\r' | ';' | '|' | '&' => {
                     let at = self.here();
                     let op = self.operator()?;
-                    if op == Op::Seq && current.words.is_empty() && commands.is_empty() {
+                    if op == Op::Seq
+                        && current.words.is_empty()
+                        && current.assignments.is_empty()
+                        && commands.is_empty()
+                    {
                         // Blank lines and a leading or doubled newline are fine;
                         // a stray `;` is not.
                         if c == ';' {
@@ -148,6 +166,9 @@ impl Parser<'_> {
                         continue;
                     }
                     if current.words.is_empty() {
+                        if !current.assignments.is_empty() {
+                            return refuse(at, NO_COMMAND_AFTER_ASSIGNMENT);
+                        }
                         return refuse(at, "syntax error: an operator with no command before it");
                     }
                     commands.push(std::mem::take(&mut current));
@@ -184,6 +205,13 @@ impl Parser<'_> {
                         continue;
                     }
                     if current.words.is_empty() {
+                        if let Some(at) = word.assignment_at {
+                            let value = word.value[at + 1..].to_string();
+                            current
+                                .assignments
+                                .push((word.value[..at].to_string(), value));
+                            continue;
+                        }
                         check_command_word(&word, &start)?;
                     }
                     current.words.push(word);
@@ -192,6 +220,8 @@ impl Parser<'_> {
         }
         if !current.words.is_empty() {
             commands.push(current);
+        } else if !current.assignments.is_empty() {
+            return refuse(self.input.trim_end(), NO_COMMAND_AFTER_ASSIGNMENT);
         } else if !current.redirects.is_empty() {
             return refuse(">", "a redirection with no command");
         }
@@ -444,7 +474,6 @@ fn unquoted_syntax(c: char) -> Option<&'static str> {
 
 /// A word as it is read: its literal value, and the glob pattern it stands
 /// for (quoted characters escaped).
-#[derive(Default)]
 struct WordBuilder {
     value: String,
     pattern: String,
@@ -452,10 +481,38 @@ struct WordBuilder {
     was_quoted: bool,
     /// The last character was an unquoted `=` or `:`.
     after_separator: bool,
+    /// Everything so far is unquoted literal text (no glob character).
+    plain: bool,
+    /// Where the first `=` is, when what came before it is a name.
+    assignment_at: Option<usize>,
+}
+
+impl Default for WordBuilder {
+    fn default() -> WordBuilder {
+        WordBuilder {
+            value: String::new(),
+            pattern: String::new(),
+            has_glob: false,
+            was_quoted: false,
+            after_separator: false,
+            plain: true,
+            assignment_at: None,
+        }
+    }
+}
+
+/// Whether `text` is a shell variable name.
+pub fn is_name(text: &str) -> bool {
+    !text.is_empty()
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !text.starts_with(|c: char| c.is_ascii_digit())
 }
 
 impl WordBuilder {
     fn literal(&mut self, c: char) {
+        if c == '=' && self.plain && self.assignment_at.is_none() && is_name(&self.value) {
+            self.assignment_at = Some(self.value.len());
+        }
         self.value.push(c);
         self.pattern.push(c);
         self.after_separator = matches!(c, '=' | ':');
@@ -463,11 +520,13 @@ impl WordBuilder {
 
     fn glob(&mut self, c: char) {
         self.has_glob = true;
+        self.plain = false;
         self.literal(c);
     }
 
     fn quoted(&mut self, c: char) {
         self.was_quoted = true;
+        self.plain = false;
         self.value.push(c);
         if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
             self.pattern.push('\\');
@@ -487,11 +546,13 @@ impl WordBuilder {
             glob: self.has_glob.then_some(self.pattern),
             value: self.value,
             quoted: self.was_quoted,
+            assignment_at: self.assignment_at,
         }
     }
 }
 
-/// The first word of a simple command: no assignment, no reserved word.
+/// The first word of a simple command (after any assignments): no
+/// reserved word.
 fn check_command_word(word: &Word, at: &str) -> Result<(), Refusal> {
     if !word.quoted && RESERVED.contains(&word.value.as_str()) {
         return refuse(
@@ -501,14 +562,6 @@ fn check_command_word(word: &Word, at: &str) -> Result<(), Refusal> {
                 word.value
             ),
         );
-    }
-    if !word.quoted
-        && let Some((name, _)) = word.value.split_once('=')
-        && !name.is_empty()
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !name.starts_with(|c: char| c.is_ascii_digit())
-    {
-        return refuse(at, "variable assignments (NAME=value) are not allowed");
     }
     if word.value.is_empty() {
         return refuse(at, "the command name is empty");
@@ -649,8 +702,10 @@ mod tests {
             "ls 2> err.txt",
             "ls &> /dev/null",
             "ls |& cat",
-            "FOO=x ls",
-            "PATH=/tmp ls",
+            "FOO=x",
+            "FOO=x && ls",
+            "FOO=x; ls",
+            "FOO=x | ls",
             "if true; then ls; fi",
             "for f in a; do ls; done",
             "while true; do ls; done",
@@ -682,8 +737,50 @@ mod tests {
         assert!(e.reason.contains('$'), "{e:?}");
         let e = refused("ls > out.txt");
         assert!(e.reason.contains("/dev/null"), "{e:?}");
-        let e = refused("FOO=bar ls");
+        let e = refused("FOO=bar");
         assert!(e.reason.contains("assignment"), "{e:?}");
+    }
+
+    fn assignments(line: &str) -> Vec<(String, String)> {
+        let parsed = parse(line).unwrap();
+        parsed.items[0].pipeline.commands[0].assignments.clone()
+    }
+
+    #[test]
+    fn assignments_before_a_command_are_kept_apart_as_bash_reads_them() {
+        let pair = |n: &str, v: &str| (n.to_string(), v.to_string());
+        assert_eq!(
+            assignments("RUST_BACKTRACE=1 RUST_LOG='a b' cargo test"),
+            vec![pair("RUST_BACKTRACE", "1"), pair("RUST_LOG", "a b")]
+        );
+        assert_eq!(
+            words("RUST_BACKTRACE=1 cargo test"),
+            vec![vec![vec!["cargo", "test"]]]
+        );
+        // The value is one word, never globbed; `=` inside it is literal.
+        assert_eq!(assignments("A=*.rs=x ls"), vec![pair("A", "*.rs=x")]);
+        assert_eq!(assignments("A= ls"), vec![pair("A", "")]);
+        // Not assignments: a quoted or globbed name, an invalid name, or
+        // after the command's name (then an argument, as in bash).
+        for line in [
+            "'A'=1 ls", "\\A=1 ls", "A*=1 ls", "1A=1 ls", "-A=1 ls", "=1 ls",
+        ] {
+            assert!(
+                parse(line).map_or(true, |l| l.items[0].pipeline.commands[0]
+                    .assignments
+                    .is_empty()),
+                "{line}"
+            );
+        }
+        assert_eq!(assignments("ls A=1"), vec![]);
+        assert_eq!(words("ls A=1"), vec![vec![vec!["ls", "A=1"]]]);
+        // In each command of a pipeline.
+        let parsed = parse("A=1 cargo test | B=2 tail -5").unwrap();
+        let second = &parsed.items[0].pipeline.commands[1];
+        assert_eq!(second.assignments, vec![pair("B", "2")]);
+        // `$` and `~` stay refused in a value.
+        assert!(parse("A=$HOME ls").is_err());
+        assert!(parse("A=~/x ls").is_err());
     }
 
     #[test]

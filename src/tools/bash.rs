@@ -30,11 +30,14 @@ const DESCRIPTION: &str = "Runs a command line in the primary workspace root. Th
             grep, blame, ls-files, ls-tree, rev-parse, branch and tag listings, ...). Options \
             must be spelled in full (no abbreviations), and options that run other programs, \
             write files or follow symbolic links out of the workspace are refused. Commands may \
-            be joined with |, &&, || and ;. No variables, $(...), backticks, ~, subshells, or \
-            redirections other than >/dev/null, 2>/dev/null, 2>&1 and >&2. Globs are expanded \
-            inside the workspace. Paths must stay inside the workspace. Commands run in a \
-            sandbox: no network, nothing written outside the workspace, nothing left running \
-            after the call. A refused command says why and what is allowed.";
+            be joined with |, &&, || and ;. No $ expansions, $(...), backticks, ~, subshells, or \
+            redirections other than >/dev/null, 2>/dev/null, 2>&1 and >&2; where commands \
+            beyond read-only ones are allowed, NAME=value before a command sets a documented \
+            variable for it (RUST_BACKTRACE=1 cargo test). Globs are expanded inside the \
+            workspace. Paths must stay inside the workspace. Commands run in a sandbox: no \
+            network (cargo, npm, pip and go are told they are offline), nothing written outside \
+            the workspace, nothing left running after the call. A refused command says why and \
+            what is allowed.";
 
 pub fn spec() -> ToolSpec {
     ToolSpec::shell("bash", "Run Shell Command")
@@ -78,6 +81,11 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
         .await
         .map_err(ToolError)?;
     let mut notes = plan.notes(state.config.bash.mode);
+    if cfg!(not(windows))
+        && let Some(note) = network_note(&ran.outcome)
+    {
+        notes.push(note.to_string());
+    }
     // Paths the command chose: escaped, line breaks too, so that a note
     // stays one line and cannot forge the answer.
     notes.extend(ran.left_behind.iter().map(|line| {
@@ -87,6 +95,45 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
             .replace('\t', "\\t")
     }));
     super::text(format_outcome(&ran.outcome, &notes, &fresh_boundary()))
+}
+
+/// What tools print when they needed the network, or were told they are
+/// offline and missed something: cargo, npm, pip, go, and name lookups.
+const NETWORK_FAILURES: &[&str] = &[
+    "offline mode",
+    "--offline",
+    "ENOTCACHED",
+    "ENOTFOUND",
+    "EAI_AGAIN",
+    "GOPROXY=off",
+    "Could not find a version that satisfies",
+    "Could not resolve host",
+    "Temporary failure in name resolution",
+    "Name or service not known",
+    "getaddrinfo",
+    "Network is unreachable",
+    "network is unreachable",
+];
+
+/// The note for a failed call whose output shows it wanted the network.
+const NETWORK_NOTE: &str = "the command seems to have needed the network, which calls do not \
+     have: what a package manager fetches must already be on disk (vendored, or in its cache, \
+     fetched outside the sandbox); cargo, npm, pip and go are told they are offline";
+
+/// Says so when a failed call's output shows it wanted the network.
+fn network_note(outcome: &Outcome) -> Option<&'static str> {
+    let failed = match outcome.ending {
+        Ending::Exited(code) => code != 0 || !outcome.hidden_failures.is_empty(),
+        Ending::Signaled(_) => true,
+        _ => false,
+    };
+    let mentions = |bytes: &[u8]| {
+        // The end of a stream holds the error that ended the command.
+        let tail = &bytes[bytes.len().saturating_sub(64 * 1024)..];
+        let text = String::from_utf8_lossy(tail);
+        NETWORK_FAILURES.iter().any(|marker| text.contains(marker))
+    };
+    (failed && (mentions(&outcome.stderr) || mentions(&outcome.stdout))).then_some(NETWORK_NOTE)
 }
 
 /// A per-call marker for the section headers: output cannot forge a header
@@ -373,6 +420,21 @@ mod tests {
             ..Outcome::new(Ending::Exited(0))
         };
         assert_eq!(fmt(o), "[exit code: 0]\n[stdout b0b0]\nok \u{FFFD}\u{FFFD}");
+    }
+
+    #[test]
+    fn a_failure_for_want_of_network_is_said() {
+        let cargo = "error: no matching package named `rand` found\nnote: offline mode (via \
+                     `--offline`) can sometimes cause surprising resolution failures";
+        assert_eq!(
+            network_note(&outcome("", cargo, Ending::Exited(101))),
+            Some(NETWORK_NOTE)
+        );
+        let npm = "npm ERR! code ENOTCACHED";
+        assert!(network_note(&outcome(npm, "", Ending::Exited(1))).is_some());
+        // Success, or a failure that says nothing of the network: no note.
+        assert!(network_note(&outcome("", cargo, Ending::Exited(0))).is_none());
+        assert!(network_note(&outcome("", "test failed", Ending::Exited(101))).is_none());
     }
 
     #[test]

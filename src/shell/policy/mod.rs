@@ -13,6 +13,7 @@
 //! code, and only the sandbox confines it.
 
 pub mod coreutils;
+pub mod env;
 pub mod find;
 pub mod git;
 pub mod git_write;
@@ -205,6 +206,13 @@ impl Policy {
              backticks, subshells, or redirections other than >/dev/null, 2>/dev/null, 2>&1 \
              and >&2.",
         );
+        if self.mode == BashMode::Allowlist {
+            out.push_str(
+                " NAME=value before a command sets a variable for it if the name is one of \
+                 RUST_BACKTRACE, RUST_LOG, NO_COLOR, CI, NODE_ENV, PYTHONUNBUFFERED and the \
+                 others docs/security.md lists, or one the server allows with --bash-env.",
+            );
+        }
         out
     }
 

@@ -45,6 +45,7 @@ pub mod supervisor;
 pub mod temp;
 #[cfg(target_os = "linux")]
 pub mod template;
+pub mod toolchains;
 
 #[cfg(target_os = "linux")]
 use std::path::PathBuf;

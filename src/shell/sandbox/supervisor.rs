@@ -788,7 +788,12 @@ impl Confined {
 
 fn spawn_error(e: &std::io::Error) -> String {
     match e.kind() {
-        std::io::ErrorKind::NotFound => "command not found".into(),
+        std::io::ErrorKind::NotFound => {
+            "command not found on the sandbox's PATH (the system's directories, the \
+            toolchains found at start: see `rootbound sandbox`, and --bash-path); if it is \
+            installed elsewhere, start the server with --bash-path DIR"
+                .into()
+        }
         std::io::ErrorKind::PermissionDenied => {
             "permission denied: the sandbox runs programs only \
             from the system directories and the roots; add a toolchain's directory with \

@@ -1,0 +1,594 @@
+//! The toolchains a call's commands need, found rather than configured.
+//!
+//! A sandboxed call sees the system's directories and the roots, and runs
+//! programs from a fixed PATH. A toolchain the user installed in their home
+//! (rustup's `~/.cargo/bin` and `~/.rustup`, pyenv, nvm) or under `/opt`
+//! is outside both, so `cargo test` would answer "command not found", then
+//! "Permission denied". When the server starts, each program its bash may
+//! run (the first word of each `--bash-allow` entry; in workspace-write
+//! mode, every program listed here) is looked up as the user's own shell
+//! would find it: along the server's PATH, then in the usual install
+//! places. Where it is found outside the system's directories, the
+//! directories its toolchain reads are made readable (never writable), its
+//! directory goes on the commands' PATH, and the variables that tell the
+//! toolchain where it lives are passed on. Build output goes inside the
+//! roots (cargo's `target/`), which are writable as before; a cache a
+//! toolchain must write (Go's build cache) goes to the call's temporary
+//! directory.
+//!
+//! Only names from the server's own environment and options are looked at,
+//! never a path from a request. Secrets kept beside a toolchain stay out:
+//! of `~/.cargo` only `bin`, `registry` and `git` are readable
+//! (`credentials.toml` is not).
+
+use std::path::{Path, PathBuf};
+
+/// Programs whose toolchains are recognised, and looked for in
+/// workspace-write mode.
+pub const KNOWN_PROGRAMS: &[&str] = &[
+    "cargo", "rustc", "rustup", "rustfmt", "node", "npm", "npx", "python3", "python", "pytest",
+    "pip", "pip3", "go", "gofmt",
+];
+
+/// A toolchain found for a program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Toolchain {
+    /// What it is, for people: "Rust (rustup)", "Python (pyenv)", ...
+    pub kind: &'static str,
+    /// The programs it was found for.
+    pub programs: Vec<String>,
+    /// Directories put on the commands' PATH, before the system's.
+    pub path: Vec<PathBuf>,
+    /// Directories made readable.
+    pub read: Vec<PathBuf>,
+    /// Variables passed to commands.
+    pub env: Vec<(String, String)>,
+}
+
+/// What the survey found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Found {
+    pub toolchains: Vec<Toolchain>,
+    /// Programs found in the system's directories (nothing to add).
+    pub in_system: Vec<String>,
+    /// Programs found nowhere.
+    pub missing: Vec<String>,
+}
+
+impl Found {
+    /// Directories to make readable, each once.
+    pub fn read(&self) -> Vec<PathBuf> {
+        unique(self.toolchains.iter().flat_map(|t| t.read.iter().cloned()))
+    }
+
+    /// Directories for the commands' PATH, each once.
+    pub fn path(&self) -> Vec<PathBuf> {
+        unique(self.toolchains.iter().flat_map(|t| t.path.iter().cloned()))
+    }
+
+    /// Variables for the commands, the first of each name.
+    pub fn env(&self) -> Vec<(String, String)> {
+        let mut env: Vec<(String, String)> = Vec::new();
+        for pair in self.toolchains.iter().flat_map(|t| t.env.iter()) {
+            if !env.iter().any(|(name, _)| *name == pair.0) {
+                env.push(pair.clone());
+            }
+        }
+        env
+    }
+
+    /// Whether Go was found: its build cache must then be writable.
+    pub fn has_go(&self) -> bool {
+        self.toolchains.iter().any(|t| t.kind.starts_with("Go"))
+    }
+
+    /// Lines for `rootbound sandbox` and `--help`.
+    pub fn describe(&self) -> String {
+        let mut out = String::new();
+        for t in &self.toolchains {
+            let dirs = |list: &[PathBuf]| {
+                list.iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            out.push_str(&format!(
+                "  {} for {}: PATH {}; readable {}",
+                t.kind,
+                t.programs.join(", "),
+                dirs(&t.path),
+                dirs(&t.read)
+            ));
+            if !t.env.is_empty() {
+                let names: Vec<&str> = t.env.iter().map(|(n, _)| n.as_str()).collect();
+                out.push_str(&format!("; passes {}", names.join(", ")));
+            }
+            out.push('\n');
+        }
+        if !self.in_system.is_empty() {
+            out.push_str(&format!(
+                "  in the system's directories: {}\n",
+                self.in_system.join(", ")
+            ));
+        }
+        if !self.missing.is_empty() {
+            out.push_str(&format!(
+                "  not found: {} (if installed elsewhere: --bash-path DIR)\n",
+                self.missing.join(", ")
+            ));
+        }
+        if out.is_empty() {
+            out.push_str("  none looked for (read-only mode runs no toolchain)\n");
+        }
+        out
+    }
+}
+
+fn unique(items: impl Iterator<Item = PathBuf>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
+}
+
+/// What the survey reads of the host: its environment, and whether a path
+/// is an executable file or a directory (and where a link leads).
+pub trait Host {
+    fn var(&self, name: &str) -> Option<String>;
+    fn is_executable(&self, path: &Path) -> bool;
+    fn is_dir(&self, path: &Path) -> bool;
+    /// The path with every link resolved, if it exists.
+    fn resolve(&self, path: &Path) -> Option<PathBuf>;
+}
+
+/// The real host.
+pub struct RealHost;
+
+impl Host for RealHost {
+    fn var(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok().filter(|v| !v.is_empty())
+    }
+
+    fn is_executable(&self, path: &Path) -> bool {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::metadata(path)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        }
+        #[cfg(not(unix))]
+        {
+            path.is_file()
+        }
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        path.is_dir()
+    }
+
+    fn resolve(&self, path: &Path) -> Option<PathBuf> {
+        std::fs::canonicalize(path).ok()
+    }
+}
+
+/// Looks each of `programs` up; `system`: the directories calls see and
+/// search anyway; `user_path`: `--bash-path` directories.
+pub fn find(host: &dyn Host, programs: &[String], system: &[&str], user_path: &[PathBuf]) -> Found {
+    let home = host.var("HOME").map(PathBuf::from);
+    let places = Places::of(host, home.as_deref());
+    let mut found = Found::default();
+    for program in programs {
+        if !is_plain_name(program) || found.knows(program) {
+            continue;
+        }
+        if user_path
+            .iter()
+            .any(|d| host.is_executable(&d.join(program)))
+        {
+            // The user named its directory: they chose what it reads.
+            continue;
+        }
+        let Some(dir) = locate(host, program, &places, system) else {
+            found.missing.push(program.clone());
+            continue;
+        };
+        let binary = dir.join(program);
+        let resolved = host.resolve(&binary).unwrap_or_else(|| binary.clone());
+        let on_system_path = system.iter().any(|s| dir == Path::new(s));
+        if on_system_path && is_system_tree(&resolved) {
+            found.in_system.push(program.clone());
+            continue;
+        }
+        let mut toolchain = recognise(host, program, &dir, &resolved, &places);
+        // The sandbox shows the system's trees whole, and searches the
+        // system's directories anyway.
+        toolchain.read.retain(|p| !is_system_tree(p));
+        toolchain
+            .path
+            .retain(|p| !system.iter().any(|s| p == Path::new(s)));
+        match found
+            .toolchains
+            .iter_mut()
+            .find(|t| t.kind == toolchain.kind && t.read == toolchain.read)
+        {
+            Some(same) => same.programs.push(program.clone()),
+            None => found.toolchains.push(toolchain),
+        }
+    }
+    found
+}
+
+impl Found {
+    fn knows(&self, program: &str) -> bool {
+        let named = |list: &[String]| list.iter().any(|p| p == program);
+        named(&self.in_system)
+            || named(&self.missing)
+            || self.toolchains.iter().any(|t| named(&t.programs))
+    }
+}
+
+fn is_plain_name(program: &str) -> bool {
+    !program.is_empty() && !program.contains(['/', '\\']) && program != "." && program != ".."
+}
+
+/// Trees the sandbox shows whole (its system directories).
+fn is_system_tree(path: &Path) -> bool {
+    [
+        "/usr",
+        "/bin",
+        "/sbin",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/libx32",
+        "/nix/store",
+    ]
+    .iter()
+    .any(|tree| path.starts_with(tree))
+}
+
+/// Where toolchains live on this host.
+struct Places {
+    host_path: Vec<PathBuf>,
+    cargo_home: Option<PathBuf>,
+    rustup_home: Option<PathBuf>,
+    pyenv_root: Option<PathBuf>,
+    nvm_dir: Option<PathBuf>,
+    usual: Vec<PathBuf>,
+}
+
+impl Places {
+    fn of(host: &dyn Host, home: Option<&Path>) -> Places {
+        let from = |var: &str, default: &str| {
+            host.var(var)
+                .map(PathBuf::from)
+                .or_else(|| home.map(|h| h.join(default)))
+        };
+        let cargo_home = from("CARGO_HOME", ".cargo");
+        let pyenv_root = from("PYENV_ROOT", ".pyenv");
+        let nvm_dir = from("NVM_DIR", ".nvm");
+        let mut usual = Vec::new();
+        usual.extend(cargo_home.iter().map(|c| c.join("bin")));
+        usual.extend(pyenv_root.iter().map(|p| p.join("shims")));
+        if let Some(nvm) = &nvm_dir {
+            usual.extend(nvm_default_bin(host, nvm));
+        }
+        usual.push(PathBuf::from("/usr/local/go/bin"));
+        usual.extend(home.map(|h| h.join(".local/bin")));
+        usual.extend(home.map(|h| h.join("go/bin")));
+        Places {
+            host_path: host
+                .var("PATH")
+                .map(|p| {
+                    p.split(':')
+                        .filter(|d| d.starts_with('/'))
+                        .map(PathBuf::from)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            cargo_home,
+            rustup_home: from("RUSTUP_HOME", ".rustup"),
+            pyenv_root,
+            nvm_dir,
+            usual,
+        }
+    }
+}
+
+/// nvm's default version's `bin`: the newest installed version (nvm's
+/// `default` alias is a name to resolve, often `node` or `lts/*`).
+fn nvm_default_bin(host: &dyn Host, nvm: &Path) -> Option<PathBuf> {
+    let versions = nvm.join("versions/node");
+    if !host.is_dir(&versions) {
+        return None;
+    }
+    let mut names: Vec<(Vec<u64>, PathBuf)> = std::fs::read_dir(&versions)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            let numbers: Option<Vec<u64>> = name
+                .strip_prefix('v')?
+                .split('.')
+                .map(|n| n.parse().ok())
+                .collect();
+            Some((numbers?, e.path().join("bin")))
+        })
+        .collect();
+    names.sort();
+    names.pop().map(|(_, bin)| bin)
+}
+
+/// The directory `program` runs from: the server's PATH first (as the
+/// user's shell finds it), then the usual install places, then the
+/// system's directories.
+fn locate(host: &dyn Host, program: &str, places: &Places, system: &[&str]) -> Option<PathBuf> {
+    places
+        .host_path
+        .iter()
+        .chain(&places.usual)
+        .cloned()
+        .chain(system.iter().map(PathBuf::from))
+        .find(|dir| host.is_executable(&dir.join(program)))
+}
+
+/// What `program`, found in `dir` (its file resolving to `resolved`),
+/// needs.
+fn recognise(
+    host: &dyn Host,
+    program: &str,
+    dir: &Path,
+    resolved: &Path,
+    places: &Places,
+) -> Toolchain {
+    let existing = |paths: Vec<PathBuf>| -> Vec<PathBuf> {
+        paths.into_iter().filter(|p| host.is_dir(p)).collect()
+    };
+    let pass = |names: &[&str]| -> Vec<(String, String)> {
+        names
+            .iter()
+            .filter_map(|n| host.var(n).map(|v| (n.to_string(), v)))
+            .collect()
+    };
+    let programs = vec![program.to_string()];
+    if let Some(cargo) = &places.cargo_home
+        && dir == cargo.join("bin")
+    {
+        let mut read = vec![cargo.join("bin"), cargo.join("registry"), cargo.join("git")];
+        read.extend(places.rustup_home.iter().cloned());
+        return Toolchain {
+            kind: "Rust (rustup)",
+            programs,
+            path: vec![dir.to_path_buf()],
+            read: existing(read),
+            env: pass(&["CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN"]),
+        };
+    }
+    if let Some(pyenv) = &places.pyenv_root
+        && dir.starts_with(pyenv)
+    {
+        let mut env = vec![("PYENV_ROOT".to_string(), pyenv.display().to_string())];
+        env.extend(pass(&["PYENV_VERSION"]));
+        return Toolchain {
+            kind: "Python (pyenv)",
+            programs,
+            path: existing(vec![dir.to_path_buf(), pyenv.join("bin")]),
+            read: existing(vec![pyenv.clone()]),
+            env,
+        };
+    }
+    if let Some(nvm) = &places.nvm_dir
+        && dir.starts_with(nvm.join("versions"))
+        && let Some(prefix) = dir.parent()
+    {
+        return Toolchain {
+            kind: "Node (nvm)",
+            programs,
+            path: vec![dir.to_path_buf()],
+            read: vec![prefix.to_path_buf()],
+            env: Vec::new(),
+        };
+    }
+    // A Go installation: GOROOT/bin/go; its module cache is read, its build
+    // cache goes to the call's temporary directory.
+    let prefix = install_prefix(resolved);
+    if let Some(root) = &prefix
+        && (program == "go" || program == "gofmt")
+        && host.is_dir(&root.join("src/runtime"))
+    {
+        let gopath = host
+            .var("GOPATH")
+            .map(PathBuf::from)
+            .or_else(|| host.var("HOME").map(|h| PathBuf::from(h).join("go")));
+        let modcache = host
+            .var("GOMODCACHE")
+            .map(PathBuf::from)
+            .or_else(|| gopath.map(|g| g.join("pkg/mod")));
+        let mut read = vec![root.clone()];
+        read.extend(modcache.filter(|m| host.is_dir(m)));
+        let mut env = vec![("GOROOT".to_string(), root.display().to_string())];
+        env.extend(pass(&["GOPATH", "GOMODCACHE"]));
+        return Toolchain {
+            kind: "Go",
+            programs,
+            path: vec![dir.to_path_buf()],
+            read: existing(read),
+            env,
+        };
+    }
+    // Anything else: its directory, the `lib` beside it (pip's --user
+    // site-packages beside ~/.local/bin), and where its file really lives.
+    let mut read = vec![dir.to_path_buf()];
+    if let Some(parent) = dir.parent().filter(|_| dir.ends_with("bin")) {
+        read.push(parent.join("lib"));
+    }
+    read.extend(prefix);
+    Toolchain {
+        kind: "other",
+        programs,
+        path: vec![dir.to_path_buf()],
+        read: existing(unique(read.into_iter())),
+        env: Vec::new(),
+    }
+}
+
+/// The directory a program is installed under: the parent of its `bin`.
+fn install_prefix(resolved: &Path) -> Option<PathBuf> {
+    let dir = resolved.parent()?;
+    dir.ends_with("bin")
+        .then(|| dir.parent().map(Path::to_path_buf))
+        .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::{HashMap, HashSet};
+
+    #[derive(Default)]
+    struct FakeHost {
+        vars: HashMap<String, String>,
+        executables: HashSet<PathBuf>,
+        dirs: HashSet<PathBuf>,
+        links: HashMap<PathBuf, PathBuf>,
+    }
+
+    impl FakeHost {
+        fn var(mut self, name: &str, value: &str) -> Self {
+            self.vars.insert(name.into(), value.into());
+            self
+        }
+        fn exe(mut self, path: &str) -> Self {
+            self.executables.insert(path.into());
+            self
+        }
+        fn dir(mut self, path: &str) -> Self {
+            self.dirs.insert(path.into());
+            self
+        }
+        fn link(mut self, from: &str, to: &str) -> Self {
+            self.links.insert(from.into(), to.into());
+            self
+        }
+    }
+
+    impl Host for FakeHost {
+        fn var(&self, name: &str) -> Option<String> {
+            self.vars.get(name).cloned()
+        }
+        fn is_executable(&self, path: &Path) -> bool {
+            self.executables.contains(path)
+        }
+        fn is_dir(&self, path: &Path) -> bool {
+            self.dirs.contains(path)
+        }
+        fn resolve(&self, path: &Path) -> Option<PathBuf> {
+            Some(self.links.get(path).cloned().unwrap_or_else(|| path.into()))
+        }
+    }
+
+    const SYSTEM: &[&str] = &["/usr/local/bin", "/usr/bin", "/bin"];
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn paths(list: &[&str]) -> Vec<PathBuf> {
+        list.iter().map(PathBuf::from).collect()
+    }
+
+    #[test]
+    fn rustup_is_found_in_the_home_without_the_path_and_its_secrets_stay_out() {
+        let host = FakeHost::default()
+            .var("HOME", "/home/u")
+            .var("PATH", "/usr/bin:/bin")
+            .exe("/home/u/.cargo/bin/cargo")
+            .dir("/home/u/.cargo/bin")
+            .dir("/home/u/.cargo/registry")
+            .dir("/home/u/.rustup");
+        let found = find(&host, &names(&["cargo"]), SYSTEM, &[]);
+        assert_eq!(found.toolchains.len(), 1, "{found:?}");
+        let rust = &found.toolchains[0];
+        assert_eq!(rust.kind, "Rust (rustup)");
+        assert_eq!(rust.path, paths(&["/home/u/.cargo/bin"]));
+        assert_eq!(
+            rust.read,
+            paths(&[
+                "/home/u/.cargo/bin",
+                "/home/u/.cargo/registry",
+                "/home/u/.rustup"
+            ])
+        );
+        assert!(!found.read().contains(&PathBuf::from("/home/u/.cargo")));
+    }
+
+    #[test]
+    fn the_servers_path_decides_which_python_as_the_users_shell_would() {
+        let host = FakeHost::default()
+            .var("HOME", "/home/u")
+            .var("PATH", "/home/u/.pyenv/shims:/usr/bin")
+            .exe("/home/u/.pyenv/shims/python3")
+            .exe("/usr/bin/python3")
+            .dir("/home/u/.pyenv")
+            .dir("/home/u/.pyenv/shims")
+            .dir("/home/u/.pyenv/bin");
+        let found = find(&host, &names(&["python3", "pytest"]), SYSTEM, &[]);
+        let python = &found.toolchains[0];
+        assert_eq!(python.kind, "Python (pyenv)");
+        assert_eq!(python.read, paths(&["/home/u/.pyenv"]));
+        assert_eq!(
+            python.env,
+            vec![("PYENV_ROOT".to_string(), "/home/u/.pyenv".to_string())]
+        );
+        assert_eq!(found.missing, names(&["pytest"]));
+        let system_only = FakeHost::default()
+            .var("PATH", "/usr/bin")
+            .exe("/usr/bin/python3");
+        let found = find(&system_only, &names(&["python3"]), SYSTEM, &[]);
+        assert_eq!(found.in_system, names(&["python3"]));
+        assert!(found.toolchains.is_empty());
+    }
+
+    #[test]
+    fn nvm_go_and_a_link_out_of_the_system_are_recognised() {
+        let host = FakeHost::default()
+            .var("HOME", "/home/u")
+            .dir("/home/u/.nvm/versions/node")
+            .exe("/home/u/.nvm/versions/node/v20.1.0/bin/node")
+            .exe("/usr/local/go/bin/go")
+            .dir("/usr/local/go")
+            .dir("/usr/local/go/src/runtime")
+            .dir("/home/u/go/pkg/mod")
+            .exe("/usr/local/bin/deno")
+            .link("/usr/local/bin/deno", "/opt/deno/bin/deno")
+            .dir("/opt/deno");
+        // nvm's versions are listed from the real file system; a fake
+        // home has none, so node is looked for on the PATH only.
+        let found = find(&host, &names(&["go", "deno"]), SYSTEM, &[]);
+        let go = found.toolchains.iter().find(|t| t.kind == "Go").unwrap();
+        // /usr/local/go is in the view already; its bin is not on the PATH.
+        assert_eq!(go.read, paths(&["/home/u/go/pkg/mod"]));
+        assert_eq!(go.path, paths(&["/usr/local/go/bin"]));
+        assert!(found.has_go());
+        let deno = found.toolchains.iter().find(|t| t.kind == "other").unwrap();
+        assert_eq!(deno.read, paths(&["/opt/deno"]));
+        assert!(deno.path.is_empty(), "/usr/local/bin is searched anyway");
+    }
+
+    #[test]
+    fn a_directory_the_user_named_is_left_to_them_and_paths_are_not_programs() {
+        let host = FakeHost::default()
+            .var("HOME", "/home/u")
+            .exe("/home/u/.cargo/bin/cargo");
+        let found = find(
+            &host,
+            &names(&["cargo", "./x", "../y"]),
+            SYSTEM,
+            &paths(&["/home/u/.cargo/bin"]),
+        );
+        assert_eq!(found, Found::default());
+    }
+}

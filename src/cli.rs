@@ -83,6 +83,11 @@ pub struct Cli {
     #[arg(long, value_name = "SECS", default_value_t = 60, global = true)]
     pub bash_timeout: u64,
 
+    /// The longest time limit a call may ask for with its `timeout`
+    /// parameter, in seconds (default: 600, or --bash-timeout if longer).
+    #[arg(long, value_name = "SECS", global = true)]
+    pub bash_timeout_max: Option<u64>,
+
     /// Do not offer write_file and replace; bash runs read-only commands only.
     #[arg(long, global = true)]
     pub read_only: bool,
@@ -275,6 +280,9 @@ impl Cli {
             allow,
             deny: self.bash_deny.clone(),
             timeout: Duration::from_secs(self.bash_timeout),
+            timeout_max: Duration::from_secs(
+                self.bash_timeout_max.unwrap_or(600).max(self.bash_timeout),
+            ),
             extra_read,
             extra_path,
             env_names: self.bash_env.clone(),

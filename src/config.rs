@@ -107,6 +107,8 @@ pub struct BashConfig {
     pub allow: Vec<String>,
     pub deny: Vec<String>,
     pub timeout: Duration,
+    /// The longest time limit a call may ask for (`--bash-timeout-max`).
+    pub timeout_max: Duration,
     /// Directories commands may also read (`--bash-read`), e.g. a toolchain.
     pub extra_read: Vec<PathBuf>,
     /// Directories put before the system directories on the commands' PATH
@@ -128,6 +130,7 @@ impl Default for BashConfig {
             allow: Vec::new(),
             deny: Vec::new(),
             timeout: Duration::from_secs(60),
+            timeout_max: Duration::from_secs(600),
             extra_read: Vec::new(),
             extra_path: Vec::new(),
             env_names: Vec::new(),

@@ -30,6 +30,8 @@ pub struct Call<'a> {
     pub deadline: Instant,
     /// The time limit as the answer states it.
     pub limit: Duration,
+    /// Where progress reports read the output as it comes.
+    pub live: Option<&'a super::run::LiveOutput>,
     /// What a writable call may not change (bound over itself on Linux;
     /// elsewhere the check after the call alone protects).
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
@@ -296,6 +298,7 @@ mod linux {
                 deadline: call.deadline,
                 limit: call.limit,
                 max_bytes: MAX_READ_BYTES,
+                live: call.live,
             };
             let outcome = supervised::run(call.steps, &setup, cancel).await;
             // Removing what the call left can take a while: on the blocking
@@ -419,6 +422,7 @@ mod other_unix {
                 limit: call.limit,
                 max_bytes: MAX_READ_BYTES,
                 cpu_seconds: self.cpu_seconds,
+                live: call.live,
             };
             let outcome = direct::run(call.steps, &setup, cancel).await;
             if let Some(temp) = temp {

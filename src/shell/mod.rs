@@ -327,9 +327,19 @@ impl Shell {
         self.executor.finish();
     }
 
-    /// When a call that starts now must be done.
-    pub fn deadline_from_now(&self) -> Instant {
-        Instant::now() + self.config.timeout
+    /// A call's time limit: the one it asked for (in seconds), at most
+    /// `--bash-timeout-max`, else the server's `--bash-timeout`. Err: the
+    /// message for a limit the server does not give.
+    pub fn limit_for(&self, asked: Option<u64>) -> Result<Duration, String> {
+        match asked {
+            None => Ok(self.config.timeout),
+            Some(0) => Err("timeout must be at least 1 second".into()),
+            Some(secs) if Duration::from_secs(secs) > self.config.timeout_max => Err(format!(
+                "timeout: this server gives a call at most {} seconds (--bash-timeout-max)",
+                self.config.timeout_max.as_secs()
+            )),
+            Some(secs) => Ok(Duration::from_secs(secs)),
+        }
     }
 
     /// Waits for one of the [`MAX_CONCURRENT_CALLS`] turns, within the
@@ -361,9 +371,10 @@ impl Shell {
         &self,
         plan: &Plan,
         guard: &Guard,
-        deadline: Instant,
+        (deadline, limit): (Instant, Duration),
         cancel: &CancellationToken,
         turn: Turn<'_>,
+        live: Option<&run::LiveOutput>,
     ) -> Result<Ran, String> {
         let _turn = turn;
         let writable = self.config.mode != BashMode::ReadOnly && !plan.writes_nothing;
@@ -435,7 +446,8 @@ impl Shell {
             env: &self.env,
             read_only,
             deadline,
-            limit: self.config.timeout,
+            limit,
+            live,
             protect,
         };
         let outcome = self.executor.execute(&call, cancel).await;
@@ -721,6 +733,7 @@ impl Shell {
                 read_only: true,
                 deadline: deadline.min(Instant::now() + GIT_CONFIG_TIMEOUT),
                 limit: GIT_CONFIG_TIMEOUT,
+                live: None,
                 protect: sandbox::Protect::default(),
             };
             let outcome = self.executor.execute(&call, cancel).await?;

@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::{CallContext, ToolError, ToolResult, ToolSpec, parse_args};
 use crate::mcp::params::JsonObject;
-use crate::shell::run::{Ending, HiddenFailure, Outcome, signal_name};
+use crate::shell::run::{Ending, HiddenFailure, LiveOutput, Outcome, signal_name};
 
 /// Characters of output shown, at most (head and tail kept).
 pub const MAX_SHOWN_CHARS: usize = 10_000;
@@ -18,6 +18,11 @@ pub struct BashParams {
     /// "grep -rn 'fn main' src | head -20" or "git log --oneline -n 10".
     /// Commands may be joined with |, &&, || and ;.
     pub command: String,
+    /// Time limit for this call in seconds (default: the server's, 60
+    /// unless set; at most the server's maximum, 600 unless set). A long
+    /// test suite can ask for more.
+    #[serde(default)]
+    pub timeout: Option<u64>,
 }
 
 const DESCRIPTION: &str = "Runs a command line in the primary workspace root. The answer starts with \
@@ -55,7 +60,9 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     // The deadline starts now and covers planning and running. Glob
     // expansion reads directories, so a line with patterns is planned on
     // the blocking pool; one without is only parsed and checked, inline.
-    let deadline = shell.deadline_from_now();
+    let limit = shell.limit_for(params.timeout).map_err(ToolError)?;
+    let started = std::time::Instant::now();
+    let deadline = started + limit;
     let command = params.command;
     let turn = match shell.take_turn(deadline, &ctx.cancel).await {
         Ok(turn) => turn,
@@ -76,10 +83,25 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
         .map_err(|e| ToolError(format!("planning the command failed: {e}")))?
     };
     let plan = planned.map_err(|r| ToolError(shell.refusal_message(&r)))?;
+    let live = std::sync::Arc::new(LiveOutput::default());
+    let reporter = ctx
+        .progress
+        .clone()
+        .map(|progress| tokio::spawn(report_progress(progress, live.clone(), started, limit)));
     let ran = shell
-        .run(&plan, &state.guard, deadline, &ctx.cancel, turn)
-        .await
-        .map_err(ToolError)?;
+        .run(
+            &plan,
+            &state.guard,
+            (deadline, limit),
+            &ctx.cancel,
+            turn,
+            Some(&live),
+        )
+        .await;
+    if let Some(reporter) = reporter {
+        reporter.abort();
+    }
+    let ran = ran.map_err(ToolError)?;
     let mut notes = plan.notes(state.config.bash.mode);
     if cfg!(not(windows))
         && let Some(note) = network_note(&ran.outcome)
@@ -95,6 +117,34 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
             .replace('\t', "\\t")
     }));
     super::text(format_outcome(&ran.outcome, &notes, &fresh_boundary()))
+}
+
+/// How often a running call reports progress.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Reports, while the call runs, the seconds it has run (of its limit) and
+/// the last line it printed, escaped as the answer escapes output.
+async fn report_progress(
+    progress: super::Progress,
+    live: std::sync::Arc<LiveOutput>,
+    started: std::time::Instant,
+    limit: std::time::Duration,
+) {
+    let mut ticks = tokio::time::interval_at(
+        tokio::time::Instant::from_std(started + PROGRESS_EVERY),
+        PROGRESS_EVERY,
+    );
+    loop {
+        ticks.tick().await;
+        let elapsed = started.elapsed().as_secs();
+        let last = escape_controls(&live.last_line());
+        let message = if last.is_empty() {
+            format!("running for {elapsed}s")
+        } else {
+            format!("running for {elapsed}s: {last}")
+        };
+        progress.report(elapsed, Some(limit.as_secs()), message);
+    }
 }
 
 /// What tools print when they needed the network, or were told they are

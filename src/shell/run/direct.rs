@@ -43,6 +43,8 @@ pub struct Setup<'a> {
     /// CPU seconds each process may use (`RLIMIT_CPU`), so a process that
     /// left the group still stops.
     pub cpu_seconds: u64,
+    /// Where progress reports read the output as it comes.
+    pub live: Option<&'a super::LiveOutput>,
 }
 
 /// Why a pipeline stopped before its commands ended on their own.
@@ -207,7 +209,7 @@ async fn run_pipeline(
     drop(stdin_from);
 
     let collected = tokio::select! {
-        reached = collect(stdout_read, stderr_read, setup.max_bytes, out) => {
+        reached = collect(stdout_read, stderr_read, setup.max_bytes, out, setup.live) => {
             if reached { Err(Stop::OutputLimit) } else { Ok(()) }
         }
         () = tokio::time::sleep_until(deadline.into()) => Err(Stop::Deadline),
@@ -394,6 +396,7 @@ mod tests {
             limit: timeout,
             max_bytes: 1024 * 1024,
             cpu_seconds: timeout.as_secs() + 5,
+            live: None,
         }
     }
 

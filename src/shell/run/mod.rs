@@ -189,13 +189,51 @@ impl HiddenFailure {
     }
 }
 
+/// The end of what a running call has printed so far, for progress
+/// reports: both streams, as they come.
+#[derive(Debug, Default)]
+pub struct LiveOutput {
+    tail: std::sync::Mutex<Vec<u8>>,
+}
+
+/// Bytes of output kept for the last line.
+const LIVE_TAIL_BYTES: usize = 1024;
+
+impl LiveOutput {
+    pub fn record(&self, chunk: &[u8]) {
+        let Ok(mut tail) = self.tail.lock() else {
+            return;
+        };
+        let chunk = &chunk[chunk.len().saturating_sub(LIVE_TAIL_BYTES)..];
+        tail.extend_from_slice(chunk);
+        let excess = tail.len().saturating_sub(LIVE_TAIL_BYTES);
+        tail.drain(..excess);
+    }
+
+    /// The last line with anything on it (a progress bar's last redraw
+    /// after `\r`), at most 200 characters; empty before any output.
+    pub fn last_line(&self) -> String {
+        let Ok(tail) = self.tail.lock() else {
+            return String::new();
+        };
+        let text = String::from_utf8_lossy(&tail);
+        text.split(['\n', '\r'])
+            .map(str::trim)
+            .rfind(|line| !line.is_empty())
+            .map(|line| line.chars().take(200).collect())
+            .unwrap_or_default()
+    }
+}
+
 #[cfg(unix)]
 /// Reads both streams until they close. True if the output budget ran out.
+/// `live`: where progress reports read the output as it comes.
 pub(crate) async fn collect(
     stdout: std::os::fd::OwnedFd,
     stderr: std::os::fd::OwnedFd,
     max_bytes: usize,
     out: &mut Outcome,
+    live: Option<&LiveOutput>,
 ) -> bool {
     let (Ok(mut o), Ok(mut e)) = (
         tokio::net::unix::pipe::Receiver::from_owned_fd(stdout),
@@ -211,11 +249,17 @@ pub(crate) async fn collect(
         tokio::select! {
             r = o.read(&mut obuf), if o_open => match r {
                 Ok(0) | Err(_) => o_open = false,
-                Ok(n) => out.stdout.extend_from_slice(&obuf[..n]),
+                Ok(n) => {
+                    out.stdout.extend_from_slice(&obuf[..n]);
+                    live.inspect(|l| l.record(&obuf[..n]));
+                }
             },
             r = e.read(&mut ebuf), if e_open => match r {
                 Ok(0) | Err(_) => e_open = false,
-                Ok(n) => out.stderr.extend_from_slice(&ebuf[..n]),
+                Ok(n) => {
+                    out.stderr.extend_from_slice(&ebuf[..n]);
+                    live.inspect(|l| l.record(&ebuf[..n]));
+                }
             },
         }
         if out.stdout.len() + out.stderr.len() > max_bytes {

@@ -40,6 +40,8 @@ pub struct Setup<'a> {
     pub limit: Duration,
     /// Output read at most (stdout and stderr together).
     pub max_bytes: usize,
+    /// Where progress reports read the output as it comes.
+    pub live: Option<&'a super::LiveOutput>,
 }
 
 /// Why the server stopped the call.
@@ -94,7 +96,7 @@ pub async fn run(
     let mut out = Outcome::new(Ending::Exited(0));
     let (_, collected) = tokio::join!(feed, async {
         tokio::select! {
-            full = collect(stdout_read, stderr_read, setup.max_bytes, &mut out) => {
+            full = collect(stdout_read, stderr_read, setup.max_bytes, &mut out, setup.live) => {
                 if full { Err(Stop::OutputLimit) } else { Ok(()) }
             }
             () = tokio::time::sleep_until(setup.deadline.into()) => Err(Stop::Deadline),

@@ -16,8 +16,9 @@ const GUARD_LAYER: &[&str] = &[
     "src/fs/",
     // The sandbox sets up the kernel for a call: it writes /proc/self's id
     // maps and pid_max, opens /dev/null, reads /proc for its children, and
-    // makes and removes the call's private temporary directory. None of it
-    // is a path from a request.
+    // makes and removes the call's private temporary directory; at start it
+    // looks up the toolchains of the programs bash may run. None of it is a
+    // path from a request.
     "src/shell/sandbox/",
     // `rootbound setup` writes the client configuration the user asked it
     // to (~/.gemini/policies/...), never a path from a request.

@@ -258,7 +258,7 @@ impl Cli {
         for preset in &self.bash_preset {
             allow.extend(preset.commands().iter().map(|c| c.to_string()));
         }
-        let toolchains = find_toolchains(mode, &allow, &extra_path);
+        let toolchains = find_toolchains(mode, &allow, &extra_path, &config.roots);
         for dir in toolchains.read() {
             // A directory that cannot be made canonical now is left out.
             if let Ok(canonical) = crate::fs::canonical_dir(&dir)
@@ -304,6 +304,7 @@ fn find_toolchains(
     mode: BashMode,
     allow: &[String],
     user_path: &[PathBuf],
+    roots: &[PathBuf],
 ) -> crate::shell::sandbox::toolchains::Found {
     use crate::shell::sandbox::toolchains;
     if cfg!(windows) {
@@ -326,6 +327,10 @@ fn find_toolchains(
         &programs,
         crate::shell::SYSTEM_PATH,
         user_path,
+        &roots
+            .iter()
+            .map(|root| crate::fs::canonical_dir(root).unwrap_or_else(|_| root.clone()))
+            .collect::<Vec<_>>(),
     )
 }
 

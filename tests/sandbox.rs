@@ -508,10 +508,30 @@ async fn path_is_fixed_and_nothing_in_a_root_runs_from_it() {
     let _ = server.call("bash", json!({"command": "tree"})).await;
     assert!(!marker.exists(), "a program in the root ran through PATH");
     let full_shell = l.server(&[]).await;
-    assert_eq!(
-        sh(&full_shell, "echo $PATH").await.stdout,
-        "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    // The system's directories, after those of the toolchains found (from
+    // the server's PATH and the usual install places, never a root).
+    let path = sh(&full_shell, "echo $PATH").await.stdout;
+    assert!(
+        path.ends_with("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
+        "{path}"
     );
+    for dir in path.split(':') {
+        assert!(dir.starts_with('/'), "{path}");
+        assert!(!std::path::Path::new(dir).starts_with(l.root()), "{path}");
+    }
+    // A server whose PATH names its root finds nothing there.
+    let mut cmd = tokio::process::Command::new(common::BIN);
+    cmd.args(["--bash-mode", "workspace-write", "--root"])
+        .arg(l.root())
+        .env("PATH", format!("{}:/usr/bin:/bin", l.root().display()));
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .spawn()
+        .unwrap();
+    let server = Server {
+        client: rmcp::ServiceExt::serve((), transport).await.unwrap(),
+    };
+    let path = sh(&server, "echo $PATH").await.stdout;
+    assert!(!path.contains(&l.root().display().to_string()), "{path}");
 }
 
 #[tokio::test]

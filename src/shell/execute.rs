@@ -30,7 +30,9 @@ pub struct Call<'a> {
     pub deadline: Instant,
     /// The time limit as the answer states it.
     pub limit: Duration,
-    /// Where progress reports read the output as it comes.
+    /// Where progress reports read the output as it comes (not on
+    /// Windows, whose runner reports only the time run).
+    #[cfg_attr(windows, allow(dead_code))]
     pub live: Option<&'a super::run::LiveOutput>,
     /// What a writable call may not change (bound over itself on Linux;
     /// elsewhere the check after the call alone protects).

@@ -175,10 +175,26 @@ impl Host for RealHost {
 }
 
 /// Looks each of `programs` up; `system`: the directories calls see and
-/// search anyway; `user_path`: `--bash-path` directories.
-pub fn find(host: &dyn Host, programs: &[String], system: &[&str], user_path: &[PathBuf]) -> Found {
+/// search anyway; `user_path`: `--bash-path` directories; `roots`: where
+/// nothing is looked for (a program in a root never runs through PATH,
+/// whatever the server's PATH says).
+pub fn find(
+    host: &dyn Host,
+    programs: &[String],
+    system: &[&str],
+    user_path: &[PathBuf],
+    roots: &[PathBuf],
+) -> Found {
     let home = host.var("HOME").map(PathBuf::from);
-    let places = Places::of(host, home.as_deref());
+    let mut places = Places::of(host, home.as_deref());
+    let in_a_root = |dir: &Path| {
+        let resolved = host.resolve(dir).unwrap_or_else(|| dir.to_path_buf());
+        roots
+            .iter()
+            .any(|root| dir.starts_with(root) || resolved.starts_with(root))
+    };
+    places.host_path.retain(|dir| !in_a_root(dir));
+    places.usual.retain(|dir| !in_a_root(dir));
     let mut found = Found::default();
     for program in programs {
         if !is_plain_name(program) || found.knows(program) {
@@ -509,7 +525,7 @@ mod tests {
             .dir("/home/u/.cargo/bin")
             .dir("/home/u/.cargo/registry")
             .dir("/home/u/.rustup");
-        let found = find(&host, &names(&["cargo"]), SYSTEM, &[]);
+        let found = find(&host, &names(&["cargo"]), SYSTEM, &[], &[]);
         assert_eq!(found.toolchains.len(), 1, "{found:?}");
         let rust = &found.toolchains[0];
         assert_eq!(rust.kind, "Rust (rustup)");
@@ -535,7 +551,7 @@ mod tests {
             .dir("/home/u/.pyenv")
             .dir("/home/u/.pyenv/shims")
             .dir("/home/u/.pyenv/bin");
-        let found = find(&host, &names(&["python3", "pytest"]), SYSTEM, &[]);
+        let found = find(&host, &names(&["python3", "pytest"]), SYSTEM, &[], &[]);
         let python = &found.toolchains[0];
         assert_eq!(python.kind, "Python (pyenv)");
         assert_eq!(python.read, paths(&["/home/u/.pyenv"]));
@@ -547,7 +563,7 @@ mod tests {
         let system_only = FakeHost::default()
             .var("PATH", "/usr/bin")
             .exe("/usr/bin/python3");
-        let found = find(&system_only, &names(&["python3"]), SYSTEM, &[]);
+        let found = find(&system_only, &names(&["python3"]), SYSTEM, &[], &[]);
         assert_eq!(found.in_system, names(&["python3"]));
         assert!(found.toolchains.is_empty());
     }
@@ -567,7 +583,7 @@ mod tests {
             .dir("/opt/deno");
         // nvm's versions are listed from the real file system; a fake
         // home has none, so node is looked for on the PATH only.
-        let found = find(&host, &names(&["go", "deno"]), SYSTEM, &[]);
+        let found = find(&host, &names(&["go", "deno"]), SYSTEM, &[], &[]);
         let go = found.toolchains.iter().find(|t| t.kind == "Go").unwrap();
         // /usr/local/go is in the view already; its bin is not on the PATH.
         assert_eq!(go.read, paths(&["/home/u/go/pkg/mod"]));
@@ -588,7 +604,21 @@ mod tests {
             &names(&["cargo", "./x", "../y"]),
             SYSTEM,
             &paths(&["/home/u/.cargo/bin"]),
+            &[],
         );
         assert_eq!(found, Found::default());
+    }
+
+    #[test]
+    fn nothing_in_a_root_is_found_whatever_the_path_says() {
+        let host = FakeHost::default()
+            .var("HOME", "/work")
+            .var("PATH", "/work/proj/bin:/usr/bin")
+            .exe("/work/proj/bin/cargo")
+            .exe("/work/.cargo/bin/cargo")
+            .exe("/usr/bin/cargo");
+        let roots = paths(&["/work"]);
+        let found = find(&host, &names(&["cargo"]), SYSTEM, &[], &roots);
+        assert_eq!(found.in_system, names(&["cargo"]), "{found:?}");
     }
 }

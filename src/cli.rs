@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
 use crate::config::{BashConfig, BashMode, Config, Dialect};
@@ -170,6 +170,25 @@ impl LogLevel {
 }
 
 impl Cli {
+    /// The command line of this process. `--help` ends with the toolchains
+    /// found on this machine (looked up only when help is asked for).
+    pub fn from_env() -> Cli {
+        let mut command = Cli::command();
+        let asks_help = std::env::args()
+            .skip(1)
+            .any(|a| a == "--help" || a == "-h" || a == "help");
+        if asks_help && !cfg!(windows) {
+            let found = find_toolchains(BashMode::WorkspaceWrite, &[], &[], &[]);
+            command = command.after_help(format!(
+                "Toolchains found on this machine, made readable to bash calls that run them \
+                 (`rootbound [OPTIONS] sandbox` shows what a configuration uses):\n{}",
+                found.describe()
+            ));
+        }
+        let matches = command.get_matches();
+        Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
+
     /// Checks the options against each other and builds the configuration.
     pub fn config(&self) -> Result<Config, String> {
         let explicit_mode = self.bash_mode;

@@ -4,7 +4,6 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::Parser;
 use rmcp::ServiceExt;
 use rmcp::service::ServerInitializeError;
 
@@ -28,7 +27,7 @@ fn main() -> ExitCode {
     // Descriptors the client left open must not reach bash's commands.
     #[cfg(unix)]
     rootbound::close_on_exec_from(3);
-    let cli = Cli::parse();
+    let cli = Cli::from_env();
     init_logging(cli.log_level);
     // Setup edits a client's configuration: it needs no roots, guard or
     // runtime, so it runs before they are checked and built.

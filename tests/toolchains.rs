@@ -273,3 +273,139 @@ def test_slow_when_asked():
     )
     .await;
 }
+
+// What the attacks on this feature tried, by effect.
+
+/// A GNU message catalog (`.mo`) translating `from` to `to`.
+fn message_catalog(from: &str, to: &str) -> Vec<u8> {
+    let header = 28u32;
+    let originals = header;
+    let translations = originals + 8;
+    let from_at = translations + 8;
+    let to_at = from_at + from.len() as u32 + 1;
+    let mut mo = Vec::new();
+    for word in [0x9504_12de_u32, 0, 1, originals, translations, 0, 0] {
+        mo.extend(word.to_le_bytes());
+    }
+    for (len, at) in [(from.len(), from_at), (to.len(), to_at)] {
+        mo.extend((len as u32).to_le_bytes());
+        mo.extend(at.to_le_bytes());
+    }
+    for text in [from, to] {
+        mo.extend(text.as_bytes());
+        mo.push(0);
+    }
+    mo
+}
+
+#[tokio::test]
+async fn a_locale_variable_cannot_load_a_catalog_from_a_root() {
+    let dir = Scratch::new();
+    let catalog = message_catalog("cannot access %s", "PLANTED-CATALOG %s");
+    dir.file("loc/LC_MESSAGES/coreutils.mo", &catalog);
+    let server = common::Server::start(&[&dir.path], &["--bash-allow", "cargo test"]).await;
+    let up = "../".repeat(8);
+    for name in ["LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"] {
+        let line = format!(
+            "{name}={up}{}/loc ls missing-file",
+            dir.path.display().to_string().trim_start_matches('/')
+        );
+        let text = common::all_text(&server.call("bash", json!({"command": line})).await);
+        assert!(!text.contains("PLANTED-CATALOG"), "{name}: {text}");
+    }
+}
+
+#[tokio::test]
+async fn git_runs_with_no_assignment_its_configuration_check_did_not_see() {
+    let dir = Scratch::new();
+    let marker = dir.path.join("filter-ran");
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&dir.path)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    dir.file(
+        "evil.sh",
+        format!("#!/bin/sh\ntouch {}\ncat\n", marker.display()),
+    );
+    std::fs::set_permissions(
+        dir.path.join("evil.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    dir.file(".gitattributes", "* filter=evil\n");
+    dir.file(
+        "evil.cfg",
+        format!(
+            "[filter \"evil\"]\n\tclean = {}/evil.sh\n",
+            dir.path.display()
+        ),
+    );
+    dir.file("a.txt", "a\n");
+    let server = common::Server::start(
+        &[&dir.path],
+        &[
+            "--bash-allow",
+            "git add",
+            "--bash-env",
+            "GIT_CONFIG_GLOBAL",
+            "--bash-env",
+            "GIT_CONFIG_PARAMETERS",
+        ],
+    )
+    .await;
+    for line in [
+        format!(
+            "GIT_CONFIG_GLOBAL={}/evil.cfg git add a.txt",
+            dir.path.display()
+        ),
+        format!(
+            "GIT_CONFIG_PARAMETERS=\"'filter.evil.clean'='{}/evil.sh'\" git add a.txt",
+            dir.path.display()
+        ),
+    ] {
+        let text = common::all_text(&server.call("bash", json!({"command": line})).await);
+        assert!(!marker.exists(), "{line}: {text}");
+    }
+}
+
+#[tokio::test]
+async fn no_toolchain_makes_the_home_or_a_credential_readable() {
+    let dir = Scratch::new();
+    let home = Scratch::new();
+    home.file("bin/mytool", "#!/bin/sh\necho mytool\n");
+    std::fs::set_permissions(
+        home.path.join("bin/mytool"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    home.file(
+        ".cargo/credentials.toml",
+        "token = \"SECRET-CARGO-TOKEN\"\n",
+    );
+    home.file(".ssh/id_ed25519", "SECRET-SSH-KEY\n");
+    let path = format!("{}/bin:/usr/bin:/bin", home.path.display());
+    let home_text = home.path.display().to_string();
+    let server = common::Server::start_as(
+        &[],
+        &[&dir.path],
+        &["--bash-allow", "mytool", "--bash-allow", "python3 -c"],
+        &[("HOME", home_text.as_str()), ("PATH", path.as_str())],
+    )
+    .await;
+    let text = common::all_text(&server.call("bash", json!({"command": "mytool"})).await);
+    assert!(text.contains("mytool"), "the toolchain was found: {text}");
+    for secret in [".cargo/credentials.toml", ".ssh/id_ed25519"] {
+        let line = format!(
+            "python3 -c \"print(open('{}/{secret}').read())\"",
+            home.path.display()
+        );
+        let text = common::all_text(&server.call("bash", json!({"command": line})).await);
+        assert!(!text.contains("SECRET"), "{secret}: {text}");
+    }
+}

@@ -632,6 +632,7 @@ impl Shell {
                     &cmd.assignments,
                     &self.config.env_names,
                     self.config.mode == BashMode::Allowlist,
+                    checked.git_dir.is_some(),
                 )?;
                 let mut stage = Stage::new(checked.argv);
                 stage.redirects = cmd.redirects.clone();

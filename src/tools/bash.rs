@@ -103,10 +103,8 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     }
     let ran = ran.map_err(ToolError)?;
     let mut notes = plan.notes(state.config.bash.mode);
-    if cfg!(not(windows))
-        && let Some(note) = network_note(&ran.outcome)
-    {
-        notes.push(note.to_string());
+    if cfg!(not(windows)) {
+        notes.extend(sandbox_notes(&ran.outcome).map(str::to_string));
     }
     // Paths the command chose: escaped, line breaks too, so that a note
     // stays one line and cannot forge the answer.
@@ -170,20 +168,37 @@ const NETWORK_NOTE: &str = "the command seems to have needed the network, which 
      have: what a package manager fetches must already be on disk (vendored, or in its cache, \
      fetched outside the sandbox); cargo, npm, pip and go are told they are offline";
 
-/// Says so when a failed call's output shows it wanted the network.
-fn network_note(outcome: &Outcome) -> Option<&'static str> {
+/// What programs print when the sandbox refused them a path.
+const REFUSED_PATHS: &[&str] = &["Permission denied", "EACCES", "os error 13"];
+
+/// The note for a failed call whose output shows a path was refused.
+const REFUSED_PATH_NOTE: &str = "a path was refused: calls read only the roots, the system's \
+     directories and the toolchains found at start (`rootbound sandbox` lists them), and write \
+     only in the roots; the server's user can make a directory readable with --bash-read DIR";
+
+/// Notes for a failed call whose output shows it met the sandbox: it
+/// wanted the network, or a path the sandbox does not give.
+fn sandbox_notes(outcome: &Outcome) -> impl Iterator<Item = &'static str> {
     let failed = match outcome.ending {
         Ending::Exited(code) => code != 0 || !outcome.hidden_failures.is_empty(),
         Ending::Signaled(_) => true,
         _ => false,
     };
-    let mentions = |bytes: &[u8]| {
-        // The end of a stream holds the error that ended the command.
-        let tail = &bytes[bytes.len().saturating_sub(64 * 1024)..];
-        let text = String::from_utf8_lossy(tail);
-        NETWORK_FAILURES.iter().any(|marker| text.contains(marker))
+    let mentions = move |markers: &[&str]| {
+        failed
+            && [&outcome.stderr, &outcome.stdout].iter().any(|bytes| {
+                // The end of a stream holds the error that ended the command.
+                let tail = &bytes[bytes.len().saturating_sub(64 * 1024)..];
+                let text = String::from_utf8_lossy(tail);
+                markers.iter().any(|marker| text.contains(marker))
+            })
     };
-    (failed && (mentions(&outcome.stderr) || mentions(&outcome.stdout))).then_some(NETWORK_NOTE)
+    [
+        mentions(NETWORK_FAILURES).then_some(NETWORK_NOTE),
+        mentions(REFUSED_PATHS).then_some(REFUSED_PATH_NOTE),
+    ]
+    .into_iter()
+    .flatten()
 }
 
 /// A per-call marker for the section headers: output cannot forge a header
@@ -476,15 +491,22 @@ mod tests {
     fn a_failure_for_want_of_network_is_said() {
         let cargo = "error: no matching package named `rand` found\nnote: offline mode (via \
                      `--offline`) can sometimes cause surprising resolution failures";
+        let notes = |o: Outcome| sandbox_notes(&o).collect::<Vec<_>>();
         assert_eq!(
-            network_note(&outcome("", cargo, Ending::Exited(101))),
-            Some(NETWORK_NOTE)
+            notes(outcome("", cargo, Ending::Exited(101))),
+            [NETWORK_NOTE]
         );
         let npm = "npm ERR! code ENOTCACHED";
-        assert!(network_note(&outcome(npm, "", Ending::Exited(1))).is_some());
-        // Success, or a failure that says nothing of the network: no note.
-        assert!(network_note(&outcome("", cargo, Ending::Exited(0))).is_none());
-        assert!(network_note(&outcome("", "test failed", Ending::Exited(101))).is_none());
+        assert_eq!(notes(outcome(npm, "", Ending::Exited(1))), [NETWORK_NOTE]);
+        let rustup = "error: could not create home directory: '/root/.rustup/tmp': \
+                      Permission denied (os error 13)";
+        assert_eq!(
+            notes(outcome("", rustup, Ending::Exited(1))),
+            [REFUSED_PATH_NOTE]
+        );
+        // Success, or a failure that says nothing of either: no note.
+        assert!(notes(outcome("", cargo, Ending::Exited(0))).is_empty());
+        assert!(notes(outcome("", "test failed", Ending::Exited(101))).is_empty());
     }
 
     #[test]

@@ -10,6 +10,13 @@
 //! `RUSTFLAGS` (a linker is a program), `GOFLAGS` (`-toolexec`), `PATH`,
 //! `HOME`, `EDITOR` or `PAGER`. The user adds others by name (`--bash-env
 //! NAME`), knowing what the name does.
+//!
+//! A documented name's value holds no `/`: glibc reads a locale name with
+//! one (`LANGUAGE=../../root/loc`, `LC_ALL`, `LANG`) as a path, and would
+//! load message catalogs from a root, whose format strings the programs
+//! then run; `TZ` and `TERM` name files too. A git stage takes only
+//! documented names: git's environment is the server's, and the
+//! configuration check sees only that.
 
 use crate::shell::refusal::{Refusal, refuse};
 
@@ -64,11 +71,13 @@ pub const DEFAULT_NAMES: &[&str] = &[
 const MAX_VALUE_BYTES: usize = 4096;
 
 /// Checks the assignments before one command. `user_names`: the names
-/// `--bash-env` added; `allowed`: whether this mode sets variables at all.
+/// `--bash-env` added; `allowed`: whether this mode sets variables at all;
+/// `git`: whether the command is git.
 pub fn check(
     assignments: &[(String, String)],
     user_names: &[String],
     allowed: bool,
+    git: bool,
 ) -> Result<Vec<(String, String)>, Refusal> {
     let Some((first, _)) = assignments.first() else {
         return Ok(Vec::new());
@@ -81,7 +90,25 @@ pub fn check(
         );
     }
     for (name, value) in assignments {
-        if !DEFAULT_NAMES.contains(&name.as_str()) && !user_names.iter().any(|n| n == name) {
+        let documented = DEFAULT_NAMES.contains(&name.as_str());
+        if git && !documented {
+            return refuse(
+                format!("{name}="),
+                format!(
+                    "git runs with the server's environment, which its configuration check \
+                     saw; only the documented names (RUST_BACKTRACE, NO_COLOR, LANG, ...) may \
+                     be set for it, and {name} is not one"
+                ),
+            );
+        }
+        if documented && value.contains('/') {
+            return refuse(
+                format!("{name}="),
+                "the value of a documented variable may not hold `/` (a locale, time zone or \
+                 terminal name with one is read as a path to load)",
+            );
+        }
+        if !documented && !user_names.iter().any(|n| n == name) {
             return refuse(
                 format!("{name}="),
                 format!(
@@ -113,7 +140,7 @@ mod tests {
     #[test]
     fn documented_names_pass_others_need_the_user() {
         let ok = pairs(&[("RUST_BACKTRACE", "1"), ("NO_COLOR", "")]);
-        assert_eq!(check(&ok, &[], true).unwrap(), ok);
+        assert_eq!(check(&ok, &[], true, false).unwrap(), ok);
         for name in [
             "LD_PRELOAD",
             "GIT_DIR",
@@ -131,26 +158,46 @@ mod tests {
             "PAGER",
         ] {
             let line = pairs(&[(name, "x")]);
-            let refused = check(&line, &[], true).unwrap_err();
+            let refused = check(&line, &[], true, false).unwrap_err();
             assert!(
                 refused.reason.contains(&format!("--bash-env {name}")),
                 "{refused:?}"
             );
             let named = vec![name.to_string()];
-            assert_eq!(check(&line, &named, true).unwrap(), line);
+            assert_eq!(check(&line, &named, true, false).unwrap(), line);
+            // Never for git, named or not: its configuration check saw
+            // only the server's environment.
+            assert!(check(&line, &named, true, true).is_err());
         }
+        let ok_for_git = pairs(&[("NO_COLOR", "1")]);
+        assert!(check(&ok_for_git, &[], true, true).is_ok());
+    }
+
+    #[test]
+    fn a_documented_value_names_no_path() {
+        for (name, value) in [
+            ("LANGUAGE", "../../../work/root/loc"),
+            ("LC_ALL", "/work/root/loc"),
+            ("LANG", "./x"),
+            ("TZ", ":/work/root/tz"),
+            ("TERM", "../x"),
+        ] {
+            let refused = check(&pairs(&[(name, value)]), &[], true, false).unwrap_err();
+            assert!(refused.reason.contains('/'), "{refused:?}");
+        }
+        assert!(check(&pairs(&[("LANG", "C.UTF-8")]), &[], true, false).is_ok());
     }
 
     #[test]
     fn read_only_mode_sets_nothing() {
-        let refused = check(&pairs(&[("RUST_BACKTRACE", "1")]), &[], false).unwrap_err();
+        let refused = check(&pairs(&[("RUST_BACKTRACE", "1")]), &[], false, false).unwrap_err();
         assert!(refused.reason.contains("read-only"), "{refused:?}");
-        assert!(check(&[], &[], false).unwrap().is_empty());
+        assert!(check(&[], &[], false, false).unwrap().is_empty());
     }
 
     #[test]
     fn long_values_are_refused() {
         let long = "x".repeat(MAX_VALUE_BYTES + 1);
-        assert!(check(&pairs(&[("RUST_LOG", &long)]), &[], true).is_err());
+        assert!(check(&pairs(&[("RUST_LOG", &long)]), &[], true, false).is_err());
     }
 }

@@ -140,6 +140,7 @@ pub trait Host {
     fn var(&self, name: &str) -> Option<String>;
     fn is_executable(&self, path: &Path) -> bool;
     fn is_dir(&self, path: &Path) -> bool;
+    fn exists(&self, path: &Path) -> bool;
     /// The path with every link resolved, if it exists.
     fn resolve(&self, path: &Path) -> Option<PathBuf>;
 }
@@ -167,6 +168,10 @@ impl Host for RealHost {
 
     fn is_dir(&self, path: &Path) -> bool {
         path.is_dir()
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        path.symlink_metadata().is_ok()
     }
 
     fn resolve(&self, path: &Path) -> Option<PathBuf> {
@@ -207,12 +212,12 @@ pub fn find(
             // The user named its directory: they chose what it reads.
             continue;
         }
-        let Some(dir) = locate(host, program, &places, system) else {
+        // A program whose file is in a root (a link into one) is passed
+        // over, as if that directory did not hold it.
+        let Some((dir, resolved)) = locate(host, program, &places, system, &in_a_root) else {
             found.missing.push(program.clone());
             continue;
         };
-        let binary = dir.join(program);
-        let resolved = host.resolve(&binary).unwrap_or_else(|| binary.clone());
         let on_system_path = system.iter().any(|s| dir == Path::new(s));
         if on_system_path && is_system_tree(&resolved) {
             found.in_system.push(program.clone());
@@ -220,11 +225,15 @@ pub fn find(
         }
         let mut toolchain = recognise(host, program, &dir, &resolved, &places);
         // The sandbox shows the system's trees whole, and searches the
-        // system's directories anyway.
-        toolchain.read.retain(|p| !is_system_tree(p));
+        // system's directories anyway. Nothing that holds the home (or is
+        // a system's secret tree) is ever made readable, whatever an
+        // install prefix or a variable says; nothing in a root goes on PATH.
+        toolchain
+            .read
+            .retain(|p| !is_system_tree(p) && !too_broad(host, p, home.as_deref()));
         toolchain
             .path
-            .retain(|p| !system.iter().any(|s| p == Path::new(s)));
+            .retain(|p| !system.iter().any(|s| p == Path::new(s)) && !in_a_root(p));
         match found
             .toolchains
             .iter_mut()
@@ -234,7 +243,59 @@ pub fn find(
             None => found.toolchains.push(toolchain),
         }
     }
+    // A directory put on PATH must not lead an allowed name into a root
+    // (a link there to a file in a root): such a directory is left off.
+    for toolchain in &mut found.toolchains {
+        toolchain.path.retain(|dir| {
+            !programs.iter().filter(|p| is_plain_name(p)).any(|program| {
+                let file = dir.join(program);
+                host.is_executable(&file) && host.resolve(&file).is_some_and(|f| in_a_root(&f))
+            })
+        });
+    }
     found
+}
+
+/// Whether `dir` may not be made readable: `/`, the home or a directory
+/// above it, a tree that holds the system's secrets, the home's secret
+/// directories or one above them (`~/.local` holds `~/.local/share`), a
+/// cargo home (its `config.toml` and `credentials.toml` hold tokens), or a
+/// directory with credentials in it.
+fn too_broad(host: &dyn Host, dir: &Path, home: Option<&Path>) -> bool {
+    const HOME_SECRETS: &[&str] = &[
+        ".ssh",
+        ".gnupg",
+        ".aws",
+        ".azure",
+        ".config",
+        ".local/share",
+        ".docker",
+        ".kube",
+        ".netrc",
+        ".npmrc",
+        ".pypirc",
+        ".git-credentials",
+    ];
+    dir.parent().is_none()
+        || home.is_some_and(|home| home.starts_with(dir))
+        || [
+            "/etc", "/root", "/home", "/proc", "/sys", "/dev", "/run", "/var", "/tmp",
+        ]
+        .iter()
+        .any(|tree| Path::new(tree).starts_with(dir))
+        || ["/etc", "/proc", "/sys", "/dev", "/run"]
+            .iter()
+            .any(|tree| dir.starts_with(tree))
+        || home.is_some_and(|home| {
+            HOME_SECRETS.iter().any(|secret| {
+                let secret = home.join(secret);
+                dir.starts_with(&secret) || secret.starts_with(dir)
+            })
+        })
+        || dir.file_name().is_some_and(|name| name == ".cargo")
+        || ["credentials.toml", "credentials", ".credentials.toml"]
+            .iter()
+            .any(|name| host.exists(&dir.join(name)))
 }
 
 impl Found {
@@ -341,14 +402,27 @@ fn nvm_default_bin(host: &dyn Host, nvm: &Path) -> Option<PathBuf> {
 /// The directory `program` runs from: the server's PATH first (as the
 /// user's shell finds it), then the usual install places, then the
 /// system's directories.
-fn locate(host: &dyn Host, program: &str, places: &Places, system: &[&str]) -> Option<PathBuf> {
+/// Returns the directory and the file it resolves to.
+fn locate(
+    host: &dyn Host,
+    program: &str,
+    places: &Places,
+    system: &[&str],
+    in_a_root: &dyn Fn(&Path) -> bool,
+) -> Option<(PathBuf, PathBuf)> {
     places
         .host_path
         .iter()
         .chain(&places.usual)
         .cloned()
         .chain(system.iter().map(PathBuf::from))
-        .find(|dir| host.is_executable(&dir.join(program)))
+        .filter(|dir| host.is_executable(&dir.join(program)))
+        .map(|dir| {
+            let file = dir.join(program);
+            let resolved = host.resolve(&file).unwrap_or(file);
+            (dir, resolved)
+        })
+        .find(|(_, resolved)| !in_a_root(resolved))
 }
 
 /// What `program`, found in `dir` (its file resolving to `resolved`),
@@ -370,11 +444,29 @@ fn recognise(
             .collect()
     };
     let programs = vec![program.to_string()];
-    if let Some(cargo) = &places.cargo_home
-        && dir == cargo.join("bin")
-    {
+    // rustup's proxies: CARGO_HOME/bin, found by name or by rustup beside
+    // the program, whatever HOME says.
+    let cargo_home = places
+        .cargo_home
+        .as_ref()
+        .filter(|cargo| dir == cargo.join("bin"))
+        .cloned()
+        .or_else(|| {
+            let rustup_beside = host.is_executable(&dir.join("rustup"));
+            (rustup_beside || dir.ends_with(".cargo/bin"))
+                .then(|| dir.parent().map(Path::to_path_buf))
+                .flatten()
+        });
+    if let Some(cargo) = &cargo_home {
+        let rustup_home = host.var("RUSTUP_HOME").map(PathBuf::from).or_else(|| {
+            if places.cargo_home.as_ref() == Some(cargo) {
+                places.rustup_home.clone()
+            } else {
+                cargo.parent().map(|above| above.join(".rustup"))
+            }
+        });
         let mut read = vec![cargo.join("bin"), cargo.join("registry"), cargo.join("git")];
-        read.extend(places.rustup_home.iter().cloned());
+        read.extend(rustup_home);
         return Toolchain {
             kind: "Rust (rustup)",
             programs,
@@ -501,6 +593,9 @@ mod tests {
         fn is_dir(&self, path: &Path) -> bool {
             self.dirs.contains(path)
         }
+        fn exists(&self, path: &Path) -> bool {
+            self.dirs.contains(path) || self.executables.contains(path)
+        }
         fn resolve(&self, path: &Path) -> Option<PathBuf> {
             Some(self.links.get(path).cloned().unwrap_or_else(|| path.into()))
         }
@@ -607,6 +702,98 @@ mod tests {
             &[],
         );
         assert_eq!(found, Found::default());
+    }
+
+    #[test]
+    fn rustup_outside_the_home_is_still_rustup_and_its_home_stays_out() {
+        // HOME is elsewhere; the server's PATH names root's rustup proxies.
+        let host = FakeHost::default()
+            .var("HOME", "/work/fakehome")
+            .var("PATH", "/root/.cargo/bin:/usr/bin")
+            .exe("/root/.cargo/bin/cargo")
+            .exe("/root/.cargo/bin/rustup")
+            .dir("/root/.cargo/bin")
+            .dir("/root/.cargo/registry")
+            .dir("/root/.rustup");
+        let found = find(&host, &names(&["cargo"]), SYSTEM, &[], &[]);
+        let rust = &found.toolchains[0];
+        assert_eq!(rust.kind, "Rust (rustup)");
+        assert_eq!(
+            rust.read,
+            paths(&["/root/.cargo/bin", "/root/.cargo/registry", "/root/.rustup"])
+        );
+    }
+
+    #[test]
+    fn no_prefix_holding_the_home_or_its_secrets_is_readable() {
+        // A program in ~/bin: its install prefix is the home.
+        let host = FakeHost::default()
+            .var("HOME", "/home/u")
+            .var("PATH", "/home/u/bin:/home/u/.local/bin:/usr/bin")
+            .exe("/home/u/bin/mytool")
+            .exe("/home/u/.local/bin/pytest")
+            .dir("/home/u")
+            .dir("/home/u/bin")
+            .dir("/home/u/.local")
+            .dir("/home/u/.local/bin")
+            .dir("/home/u/.local/lib");
+        let found = find(&host, &names(&["mytool", "pytest"]), SYSTEM, &[], &[]);
+        let read = found.read();
+        assert!(!read.contains(&PathBuf::from("/home/u")), "{read:?}");
+        assert!(!read.contains(&PathBuf::from("/home/u/.local")), "{read:?}");
+        assert!(
+            read.contains(&PathBuf::from("/home/u/.local/lib")),
+            "{read:?}"
+        );
+        // PYENV_ROOT=/ makes nothing readable.
+        let host = FakeHost::default()
+            .var("HOME", "/home/u")
+            .var("PYENV_ROOT", "/")
+            .var("PATH", "/shims:/usr/bin")
+            .exe("/shims/python3")
+            .dir("/")
+            .dir("/bin");
+        let found = find(&host, &names(&["python3"]), SYSTEM, &[], &[]);
+        assert!(found.read().is_empty(), "{found:?}");
+        // A cargo home without rustup is not made readable whole.
+        let host = FakeHost::default()
+            .var("HOME", "/home/u")
+            .var("PATH", "/opt/tools/.cargo/bin:/usr/bin")
+            .exe("/opt/tools/.cargo/bin/cargo-foo")
+            .dir("/opt/tools/.cargo")
+            .dir("/opt/tools/.cargo/bin");
+        let found = find(&host, &names(&["cargo-foo"]), SYSTEM, &[], &[]);
+        assert!(!found.read().contains(&PathBuf::from("/opt/tools/.cargo")));
+    }
+
+    #[test]
+    fn a_link_into_a_root_is_passed_over_and_keeps_its_directory_off_the_path() {
+        let host = FakeHost::default()
+            .var("HOME", "/home/u")
+            .var("PATH", "/opt/links/bin:/usr/bin")
+            .exe("/opt/links/bin/mytool")
+            .link("/opt/links/bin/mytool", "/work/root/evil")
+            .exe("/opt/links/bin/other")
+            .dir("/opt/links/bin")
+            .exe("/usr/bin/mytool");
+        let roots = paths(&["/work/root"]);
+        let found = find(&host, &names(&["mytool", "other"]), SYSTEM, &[], &roots);
+        assert_eq!(found.in_system, names(&["mytool"]), "{found:?}");
+        assert!(found.path().is_empty(), "{found:?}");
+        // pyenv's bin in a root never goes on PATH.
+        let host = FakeHost::default()
+            .var("HOME", "/home/u")
+            .var("PYENV_ROOT", "/work/py")
+            .var("PATH", "/work/py/shims:/usr/bin")
+            .exe("/work/py/shims/python3")
+            .dir("/work/py/shims")
+            .dir("/work/py/bin");
+        let roots = paths(&["/work/py/bin"]);
+        let found = find(&host, &names(&["python3"]), SYSTEM, &[], &roots);
+        assert!(
+            !found.path().contains(&PathBuf::from("/work/py/bin")),
+            "{found:?}"
+        );
     }
 
     #[test]

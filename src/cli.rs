@@ -221,6 +221,13 @@ impl Cli {
         if self.bash_timeout == 0 {
             return Err("--bash-timeout must be at least 1 second".into());
         }
+        // A limit is added to the clock; a week keeps that far from overflow.
+        const MAX_TIMEOUT: u64 = 7 * 24 * 3600;
+        if self.bash_timeout.max(self.bash_timeout_max.unwrap_or(0)) > MAX_TIMEOUT {
+            return Err(format!(
+                "--bash-timeout and --bash-timeout-max are at most {MAX_TIMEOUT} seconds (a week)"
+            ));
+        }
         if !self.disabled_tools.is_empty() {
             let known = tools::all_tool_names();
             for name in &self.disabled_tools {

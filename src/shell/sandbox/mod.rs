@@ -173,7 +173,8 @@ pub const SYSTEM_DIRS: &[&str] = &[
 /// The files (and few directories) under `/etc` that the loader, locale,
 /// name service, `file`, git and language runtimes need (Node and Python
 /// read OpenSSL's configuration and the CA certificates at start; Debian's
-/// `java` and others are links through `/etc/alternatives`). Never
+/// `java` and others are links through `/etc/alternatives`, and the JVM
+/// reads its security configuration from `/etc/java-N-openjdk`). Never
 /// `shadow`, keys (`/etc/ssl/private`) or credentials.
 #[cfg(target_os = "linux")]
 pub const ETC_FILES: &[&str] = &[
@@ -212,6 +213,14 @@ pub const ETC_FILES: &[&str] = &[
     "/etc/pki/ca-trust/extracted",
     "/etc/crypto-policies",
     "/etc/alternatives",
+    // The JVM's configuration (Debian links $JAVA_HOME/conf here; without
+    // it, java stops at its first use of java.security).
+    "/etc/java-8-openjdk",
+    "/etc/java-11-openjdk",
+    "/etc/java-17-openjdk",
+    "/etc/java-21-openjdk",
+    "/etc/java-25-openjdk",
+    "/etc/java",
 ];
 
 /// Device files programs read and write.

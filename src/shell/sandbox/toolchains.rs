@@ -141,6 +141,8 @@ pub trait Host {
     fn is_executable(&self, path: &Path) -> bool;
     fn is_dir(&self, path: &Path) -> bool;
     fn exists(&self, path: &Path) -> bool;
+    /// The user's home from the password database, when HOME is not set.
+    fn home(&self) -> Option<PathBuf>;
     /// The path with every link resolved, if it exists.
     fn resolve(&self, path: &Path) -> Option<PathBuf>;
 }
@@ -174,6 +176,29 @@ impl Host for RealHost {
         path.symlink_metadata().is_ok()
     }
 
+    fn home(&self) -> Option<PathBuf> {
+        #[cfg(unix)]
+        {
+            // SAFETY: getpwuid returns a pointer into static storage or
+            // null; the directory is copied out at once (options are read
+            // before the server starts any thread that calls it).
+            unsafe {
+                let entry = libc::getpwuid(libc::getuid());
+                if entry.is_null() || (*entry).pw_dir.is_null() {
+                    return None;
+                }
+                let dir = std::ffi::CStr::from_ptr((*entry).pw_dir);
+                Some(PathBuf::from(
+                    <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(dir.to_bytes()),
+                ))
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            None
+        }
+    }
+
     fn resolve(&self, path: &Path) -> Option<PathBuf> {
         std::fs::canonicalize(path).ok()
     }
@@ -190,7 +215,7 @@ pub fn find(
     user_path: &[PathBuf],
     roots: &[PathBuf],
 ) -> Found {
-    let home = host.var("HOME").map(PathBuf::from);
+    let home = host.var("HOME").map(PathBuf::from).or_else(|| host.home());
     let mut places = Places::of(host, home.as_deref());
     let in_a_root = |dir: &Path| {
         let resolved = host.resolve(dir).unwrap_or_else(|| dir.to_path_buf());
@@ -244,12 +269,14 @@ pub fn find(
         }
     }
     // A directory put on PATH must not lead an allowed name into a root
-    // (a link there to a file in a root): such a directory is left off.
+    // (a link there to a file in a root, executable or not yet, or one
+    // that does not resolve now and could once its target is made): such
+    // a directory is left off.
     for toolchain in &mut found.toolchains {
         toolchain.path.retain(|dir| {
             !programs.iter().filter(|p| is_plain_name(p)).any(|program| {
                 let file = dir.join(program);
-                host.is_executable(&file) && host.resolve(&file).is_some_and(|f| in_a_root(&f))
+                host.exists(&file) && host.resolve(&file).is_none_or(|f| in_a_root(&f))
             })
         });
     }
@@ -261,7 +288,29 @@ pub fn find(
 /// directories or one above them (`~/.local` holds `~/.local/share`), a
 /// cargo home (its `config.toml` and `credentials.toml` hold tokens), or a
 /// directory with credentials in it.
+///
+/// Paths are compared as written and as resolved (a home reached through a
+/// link, `$HOME/bin/..`, `RUSTUP_HOME=$HOME/x/../.ssh`): the mount opens
+/// the resolved directory. One that does not resolve is refused.
 fn too_broad(host: &dyn Host, dir: &Path, home: Option<&Path>) -> bool {
+    let Some(resolved) = host.resolve(dir) else {
+        return true;
+    };
+    let homes: Vec<PathBuf> = home
+        .map(|home| {
+            let mut forms = vec![home.to_path_buf()];
+            forms.extend(host.resolve(home));
+            forms
+        })
+        .unwrap_or_default();
+    dir.components()
+        .any(|c| c == std::path::Component::ParentDir)
+        || [dir, resolved.as_path()]
+            .iter()
+            .any(|dir| too_broad_as_is(host, dir, &homes))
+}
+
+fn too_broad_as_is(host: &dyn Host, dir: &Path, homes: &[PathBuf]) -> bool {
     const HOME_SECRETS: &[&str] = &[
         ".ssh",
         ".gnupg",
@@ -276,8 +325,15 @@ fn too_broad(host: &dyn Host, dir: &Path, home: Option<&Path>) -> bool {
         ".pypirc",
         ".git-credentials",
     ];
-    dir.parent().is_none()
-        || home.is_some_and(|home| home.starts_with(dir))
+    // Without a home to compare with, nothing under the places homes live
+    // is known to be safe.
+    let homeless = homes.is_empty()
+        && ["/home", "/root", "/Users", "/var/home"]
+            .iter()
+            .any(|tree| dir.starts_with(tree));
+    homeless
+        || dir.parent().is_none()
+        || homes.iter().any(|home| home.starts_with(dir))
         || [
             "/etc", "/root", "/home", "/proc", "/sys", "/dev", "/run", "/var", "/tmp",
         ]
@@ -286,10 +342,14 @@ fn too_broad(host: &dyn Host, dir: &Path, home: Option<&Path>) -> bool {
         || ["/etc", "/proc", "/sys", "/dev", "/run"]
             .iter()
             .any(|tree| dir.starts_with(tree))
-        || home.is_some_and(|home| {
+        || homes.iter().any(|home| {
             HOME_SECRETS.iter().any(|secret| {
                 let secret = home.join(secret);
-                dir.starts_with(&secret) || secret.starts_with(dir)
+                let real = host.resolve(&secret);
+                [Some(secret), real]
+                    .into_iter()
+                    .flatten()
+                    .any(|secret| dir.starts_with(&secret) || secret.starts_with(dir))
             })
         })
         || dir.file_name().is_some_and(|name| name == ".cargo")
@@ -551,7 +611,8 @@ fn install_prefix(resolved: &Path) -> Option<PathBuf> {
         .flatten()
 }
 
-#[cfg(test)]
+// Unix paths throughout; discovery runs only where a sandbox confines bash.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::collections::{HashMap, HashSet};
@@ -594,7 +655,12 @@ mod tests {
             self.dirs.contains(path)
         }
         fn exists(&self, path: &Path) -> bool {
-            self.dirs.contains(path) || self.executables.contains(path)
+            self.dirs.contains(path)
+                || self.executables.contains(path)
+                || self.links.contains_key(path)
+        }
+        fn home(&self) -> Option<PathBuf> {
+            None
         }
         fn resolve(&self, path: &Path) -> Option<PathBuf> {
             Some(self.links.get(path).cloned().unwrap_or_else(|| path.into()))
@@ -794,6 +860,61 @@ mod tests {
             !found.path().contains(&PathBuf::from("/work/py/bin")),
             "{found:?}"
         );
+    }
+
+    #[test]
+    fn links_and_dots_do_not_reach_the_home_or_its_secrets() {
+        // The home through a link: /home/link -> /data/u; ~/bin/mytool.
+        let host = FakeHost::default()
+            .var("HOME", "/home/link")
+            .var("PATH", "/home/link/bin:/usr/bin")
+            .link("/home/link", "/data/u")
+            .link("/home/link/bin", "/data/u/bin")
+            .exe("/home/link/bin/mytool")
+            .link("/home/link/bin/mytool", "/data/u/bin/mytool")
+            .dir("/data/u")
+            .dir("/data/u/bin");
+        let found = find(&host, &names(&["mytool"]), SYSTEM, &[], &[]);
+        assert!(
+            !found.read().contains(&PathBuf::from("/data/u")),
+            "{found:?}"
+        );
+        // A PATH entry with `..`, and RUSTUP_HOME through `..` into ~/.ssh.
+        let host = FakeHost::default()
+            .var("HOME", "/home/u")
+            .var("RUSTUP_HOME", "/home/u/x/../.ssh")
+            .var("PATH", "/home/u/bin/..:/home/u/.cargo/bin:/usr/bin")
+            .exe("/home/u/bin/../mytool")
+            .link("/home/u/bin/..", "/home/u")
+            .link("/home/u/x/../.ssh", "/home/u/.ssh")
+            .exe("/home/u/.cargo/bin/cargo")
+            .dir("/home/u/.cargo/bin")
+            .dir("/home/u/.ssh")
+            .dir("/home/u/x/../.ssh")
+            .dir("/home/u/bin/..");
+        let found = find(&host, &names(&["mytool", "cargo"]), SYSTEM, &[], &[]);
+        let read = found.read();
+        for secret in [
+            "/home/u",
+            "/home/u/bin/..",
+            "/home/u/.ssh",
+            "/home/u/x/../.ssh",
+        ] {
+            assert!(!read.contains(&PathBuf::from(secret)), "{read:?}");
+        }
+    }
+
+    #[test]
+    fn a_dangling_link_into_a_root_keeps_its_directory_off_the_path() {
+        let host = FakeHost::default()
+            .var("HOME", "/home/u")
+            .var("PATH", "/opt/d:/usr/bin")
+            .exe("/opt/d/othertool")
+            .dir("/opt/d")
+            .link("/opt/d/mytool", "/work/root/evil");
+        let roots = paths(&["/work/root"]);
+        let found = find(&host, &names(&["othertool", "mytool"]), SYSTEM, &[], &roots);
+        assert!(found.path().is_empty(), "{found:?}");
     }
 
     #[test]

@@ -216,6 +216,41 @@ async fn tls_configuration_and_certificates_are_readable_and_keys_absent() {
     assert!(lines[3].contains("No such file or directory"), "{a:?}");
 }
 
+/// A call's `/etc/passwd` and `/etc/group` are its own: the host's lines
+/// for root, the server's user and nobody, not every account on the host;
+/// readable (programs ask for their user's name) and read-only.
+#[tokio::test]
+async fn the_account_files_hold_root_the_user_and_nobody_only() {
+    let l = Layout::new();
+    let server = l.server(&[]).await;
+    // SAFETY: getuid and getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    for (file, own) in [("/etc/passwd", uid), ("/etc/group", gid)] {
+        let host = std::fs::read_to_string(file).unwrap();
+        let a = sh(&server, &format!("cat {file}")).await;
+        assert!(a.stdout.lines().any(|l| l.starts_with("root:")), "{a:?}");
+        for line in a.stdout.lines() {
+            let id: u32 = line.split(':').nth(2).unwrap().parse().unwrap();
+            assert!([0, own, 65534].contains(&id), "{file}: {line}");
+            assert!(host.lines().any(|h| h == line), "{file}: {line}");
+        }
+        let others = host
+            .lines()
+            .filter(|h| {
+                h.split(':')
+                    .nth(2)
+                    .and_then(|id| id.parse::<u32>().ok())
+                    .is_some_and(|id| ![0, own, 65534].contains(&id))
+            })
+            .count();
+        assert!(others > 0, "the host's {file} has no other account to hide");
+        let a = sh(&server, &format!("echo x >> {file}")).await;
+        assert!(a.stderr.contains("Read-only file system"), "{a:?}");
+    }
+    let a = sh(&server, "whoami").await;
+    assert!(!a.stdout.trim().is_empty(), "{a:?}");
+}
+
 /// The devices a call may use are the host's own nodes: a call may write
 /// to them, never change their mode, owner, times or xattrs (a call of a
 /// server run as root owns them, so only the mount can refuse).

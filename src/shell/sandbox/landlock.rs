@@ -215,7 +215,9 @@ impl Opened {
 /// Builds a ruleset from the opened paths, plus `writable` directories
 /// opened now (a call's fresh temporary file system: a rule on the
 /// directory it is mounted over would not reach into it).
-pub fn build(opened: &Opened, writable: &[PathBuf]) -> Result<Rules, String> {
+/// `writable`: directories opened now (the call's fresh temporary file
+/// system); `readable`: files opened now (the view's own account files).
+pub fn build(opened: &Opened, writable: &[PathBuf], readable: &[&Path]) -> Result<Rules, String> {
     let text = |e: landlock::RulesetError| e.to_string();
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
@@ -235,6 +237,9 @@ pub fn build(opened: &Opened, writable: &[PathBuf]) -> Result<Rules, String> {
     let mut now = Opened { rules: Vec::new() };
     for dir in writable {
         now.add(dir, write());
+    }
+    for file in readable {
+        now.add(file, read());
     }
     for (fd, access) in &now.rules {
         ruleset = ruleset

@@ -688,7 +688,14 @@ fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<(), St
     sources.sort_by_key(|(p, _)| p.components().count());
     // First a detached copy of every source, before anything is mounted.
     let mut copies = Vec::new();
+    // The user and group databases are the sandbox's own: the host's lines
+    // for root, the server's user and nobody, not every account's.
+    let mut own_files = Vec::new();
     for (path, access) in sources {
+        if let Some(kept) = own_account_lines(path) {
+            own_files.push((path, kept));
+            continue;
+        }
         // The system's own paths are taken as the host has them (`/bin ->
         // usr/bin` stays a link). The roots and --bash-read directories,
         // canonical when the server started, are opened without following
@@ -830,6 +837,31 @@ fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<(), St
             }
         }
     }
+    for (path, text) in &own_files {
+        let relative = path.strip_prefix("/").unwrap_or(path);
+        let (Some(parent), Some(name)) = (relative.parent(), relative.file_name()) else {
+            continue;
+        };
+        let at = inside(path);
+        let Some(parent_dir) = make_way(&build_dir, parent).map_err(|e| made("making", &at, e))?
+        else {
+            continue;
+        };
+        let file = rustix::fs::openat(
+            &parent_dir,
+            name,
+            rustix::fs::OFlags::CREATE
+                | rustix::fs::OFlags::EXCL
+                | rustix::fs::OFlags::WRONLY
+                | rustix::fs::OFlags::NOFOLLOW
+                | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::from_raw_mode(0o644),
+        )
+        .map_err(|e| made("making", &at, e.into()))?;
+        std::fs::File::from(file)
+            .write_all(text.as_bytes())
+            .map_err(|e| made("writing", &at, e))?;
+    }
     for (name, target) in [
         ("dev/fd", "/proc/self/fd"),
         ("dev/stdin", "/proc/self/fd/0"),
@@ -866,6 +898,42 @@ fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<(), St
     }
     // A file system can be mounted on a directory of a read-only one.
     mount_setattr(c"/", false, libc::MOUNT_ATTR_RDONLY, 0)
+}
+
+/// The files a view holds its own copies of (see [`own_account_lines`]).
+pub const OWN_ACCOUNT_FILES: [&str; 2] = ["/etc/passwd", "/etc/group"];
+
+/// For `/etc/passwd` and `/etc/group`: the host's lines for root, this
+/// process's own user or group, and nobody (a program asks for its own
+/// name, `id` and `ls -l` show owners); None for any other path. Empty
+/// when the host's file cannot be read.
+fn own_account_lines(path: &std::path::Path) -> Option<String> {
+    // SAFETY: getuid and getgid cannot fail.
+    let own = unsafe {
+        if path == std::path::Path::new(OWN_ACCOUNT_FILES[0]) {
+            libc::getuid()
+        } else if path == std::path::Path::new(OWN_ACCOUNT_FILES[1]) {
+            libc::getgid()
+        } else {
+            return None;
+        }
+    };
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    Some(kept_account_lines(&text, &[0, own, 65534]))
+}
+
+/// The lines of a passwd or group file whose id (the third field) is one
+/// of `ids`.
+fn kept_account_lines(text: &str, ids: &[u32]) -> String {
+    text.lines()
+        .filter(|line| {
+            line.split(':')
+                .nth(2)
+                .and_then(|id| id.parse::<u32>().ok())
+                .is_some_and(|id| ids.contains(&id))
+        })
+        .flat_map(|line| [line, "\n"])
+        .collect()
 }
 
 fn make_private() -> Result<(), String> {
@@ -968,6 +1036,22 @@ pub fn kill_all_children() {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_account_files_keep_root_the_user_and_nobody() {
+        let passwd = "root:x:0:0:root:/root:/bin/bash\n\
+                      daemon:x:1:1::/usr/sbin:/usr/sbin/nologin\n\
+                      alice:x:1000:1000::/home/alice:/bin/bash\n\
+                      bob:x:1001:1001::/home/bob:/bin/bash\n\
+                      # a comment\n\
+                      nobody:x:65534:65534::/nonexistent:/usr/sbin/nologin\n";
+        assert_eq!(
+            super::kept_account_lines(passwd, &[0, 1000, 65534]),
+            "root:x:0:0:root:/root:/bin/bash\n\
+             alice:x:1000:1000::/home/alice:/bin/bash\n\
+             nobody:x:65534:65534::/nonexistent:/usr/sbin/nologin\n"
+        );
+    }
+
     use super::*;
 
     /// The way to a mount point in a view under construction runs through

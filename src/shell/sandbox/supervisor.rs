@@ -209,11 +209,21 @@ impl Prepared {
         } else {
             Vec::new()
         };
+        // The view's own account files are new files (not the host's the
+        // ruleset grants), opened here, inside the view.
+        let own_files: Vec<&Path> = if confinement.layers.mount_ns {
+            namespaces::OWN_ACCOUNT_FILES
+                .iter()
+                .map(|p| Path::new(*p))
+                .collect()
+        } else {
+            Vec::new()
+        };
         Ok(Confined {
             rules: self
                 .opened
                 .as_ref()
-                .map(|opened| landlock::build(opened, &fresh))
+                .map(|opened| landlock::build(opened, &fresh, &own_files))
                 .transpose()?,
             launcher: self
                 .filter

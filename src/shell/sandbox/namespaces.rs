@@ -806,17 +806,7 @@ fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<(), St
                             rustix::fs::Mode::from_raw_mode(0o755),
                         )
                     } else {
-                        rustix::fs::openat(
-                            &parent_dir,
-                            name,
-                            rustix::fs::OFlags::CREATE
-                                | rustix::fs::OFlags::EXCL
-                                | rustix::fs::OFlags::WRONLY
-                                | rustix::fs::OFlags::NOFOLLOW
-                                | rustix::fs::OFlags::CLOEXEC,
-                            rustix::fs::Mode::from_raw_mode(0o644),
-                        )
-                        .map(drop)
+                        create_file_beneath(&parent_dir, name).map(drop)
                     };
                     match created {
                         Ok(()) | Err(rustix::io::Errno::EXIST) => {}
@@ -847,17 +837,8 @@ fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<(), St
         else {
             continue;
         };
-        let file = rustix::fs::openat(
-            &parent_dir,
-            name,
-            rustix::fs::OFlags::CREATE
-                | rustix::fs::OFlags::EXCL
-                | rustix::fs::OFlags::WRONLY
-                | rustix::fs::OFlags::NOFOLLOW
-                | rustix::fs::OFlags::CLOEXEC,
-            rustix::fs::Mode::from_raw_mode(0o644),
-        )
-        .map_err(|e| made("making", &at, e.into()))?;
+        let file =
+            create_file_beneath(&parent_dir, name).map_err(|e| made("making", &at, e.into()))?;
         std::fs::File::from(file)
             .write_all(text.as_bytes())
             .map_err(|e| made("writing", &at, e))?;
@@ -898,6 +879,21 @@ fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<(), St
     }
     // A file system can be mounted on a directory of a read-only one.
     mount_setattr(c"/", false, libc::MOUNT_ATTR_RDONLY, 0)
+}
+
+/// A new file `name` in `dir`, mode 0644, never through a link, for
+/// writing.
+fn create_file_beneath(dir: &OwnedFd, name: &std::ffi::OsStr) -> rustix::io::Result<OwnedFd> {
+    rustix::fs::openat(
+        dir,
+        name,
+        rustix::fs::OFlags::CREATE
+            | rustix::fs::OFlags::EXCL
+            | rustix::fs::OFlags::WRONLY
+            | rustix::fs::OFlags::NOFOLLOW
+            | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::from_raw_mode(0o644),
+    )
 }
 
 /// The files a view holds its own copies of (see [`own_account_lines`]).

@@ -77,11 +77,6 @@ impl Found {
         env
     }
 
-    /// Whether Go was found: its build cache must then be writable.
-    pub fn has_go(&self) -> bool {
-        self.toolchains.iter().any(|t| t.kind.starts_with("Go"))
-    }
-
     /// Lines for `rootbound sandbox` and `--help`.
     pub fn describe(&self) -> String {
         let mut out = String::new();
@@ -373,18 +368,7 @@ fn is_plain_name(program: &str) -> bool {
 
 /// Trees the sandbox shows whole (its system directories).
 fn is_system_tree(path: &Path) -> bool {
-    [
-        "/usr",
-        "/bin",
-        "/sbin",
-        "/lib",
-        "/lib32",
-        "/lib64",
-        "/libx32",
-        "/nix/store",
-    ]
-    .iter()
-    .any(|tree| path.starts_with(tree))
+    super::SYSTEM_DIRS.iter().any(|tree| path.starts_with(tree))
 }
 
 /// Where toolchains live on this host.
@@ -749,7 +733,6 @@ mod tests {
         // /usr/local/go is in the view already; its bin is not on the PATH.
         assert_eq!(go.read, paths(&["/home/u/go/pkg/mod"]));
         assert_eq!(go.path, paths(&["/usr/local/go/bin"]));
-        assert!(found.has_go());
         let deno = found.toolchains.iter().find(|t| t.kind == "other").unwrap();
         assert_eq!(deno.read, paths(&["/opt/deno"]));
         assert!(deno.path.is_empty(), "/usr/local/bin is searched anyway");

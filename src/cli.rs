@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
-use crate::config::{BashConfig, BashMode, Config, Dialect};
+use crate::config::{BashConfig, BashMode, Config, Dialect, JournalConfig};
 use crate::text::budget::AnswerBudget;
 use crate::tools::{self, Registry};
 
@@ -104,6 +104,31 @@ pub struct Cli {
     #[arg(long, value_name = "CHARS|off", default_value = "39000", value_parser = parse_answer_budget, global = true)]
     pub answer_budget: AnswerBudget,
 
+    /// Where rootbound keeps its state, such as the journal of edits behind
+    /// undo (default: $XDG_STATE_HOME/rootbound, ~/.local/state/rootbound;
+    /// macOS ~/Library/Application Support/rootbound; Windows
+    /// %LOCALAPPDATA%\rootbound). Must be outside the roots.
+    #[arg(long, value_name = "DIR", global = true)]
+    pub state_dir: Option<PathBuf>,
+
+    /// Keep no journal of edits: undo_edit and `rootbound undo` have
+    /// nothing to undo.
+    #[arg(long, global = true)]
+    pub no_journal: bool,
+
+    /// The most the journal keeps per root, in MB; the oldest edits go first.
+    #[arg(long, value_name = "MB", default_value = "256", global = true)]
+    pub journal_max_mb: u64,
+
+    /// Edits older than this many days leave the journal.
+    #[arg(long, value_name = "DAYS", default_value = "30", global = true)]
+    pub journal_max_days: u64,
+
+    /// Edits of files larger than this, in MB, are not journaled (the
+    /// answer says so).
+    #[arg(long, value_name = "MB", default_value = "32", global = true)]
+    pub journal_max_file_mb: u64,
+
     /// Which Gemini CLI dialect the tool list speaks: names, schemas and
     /// messages (every dialect accepts every spelling).
     #[arg(
@@ -146,6 +171,12 @@ pub enum Command {
     /// Configure a client for this server: `setup gemini` writes the Gemini
     /// CLI policy that runs the read-only tools without prompts.
     Setup(crate::setup::SetupArgs),
+    /// List the edits write_file and replace made (newest last), per root;
+    /// `--diff ID` shows one.
+    History(crate::history::HistoryArgs),
+    /// Undo an edit (by its ID from `history`) or a file's newest edit, if
+    /// the file is still exactly what that edit wrote.
+    Undo(crate::history::UndoArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -319,7 +350,41 @@ impl Cli {
         config.disabled_tools = self.disabled_tools.clone();
         config.dialect = self.dialect;
         config.answer_budget = self.answer_budget;
+        config.journal = self.journal()?;
         Ok(config)
+    }
+}
+
+impl Cli {
+    /// The journal's settings, checked.
+    pub fn journal(&self) -> Result<JournalConfig, String> {
+        const MB: u64 = 1024 * 1024;
+        if self.journal_max_mb == 0 || self.journal_max_mb > 1024 * 1024 {
+            return Err("--journal-max-mb must be from 1 to 1048576".into());
+        }
+        if self.journal_max_file_mb == 0 || self.journal_max_file_mb > 1024 {
+            return Err("--journal-max-file-mb must be from 1 to 1024".into());
+        }
+        if self.journal_max_days == 0 || self.journal_max_days > 36_500 {
+            return Err("--journal-max-days must be from 1 to 36500".into());
+        }
+        let state_dir = match &self.state_dir {
+            Some(dir) if !dir.is_absolute() => {
+                let cwd = std::env::current_dir()
+                    .map_err(|e| format!("--state-dir: the current directory: {e}"))?;
+                Some(cwd.join(dir))
+            }
+            other => other.clone(),
+        };
+        Ok(JournalConfig {
+            off: self.no_journal,
+            state_dir,
+            limits: crate::fs::journal::Limits {
+                max_bytes: self.journal_max_mb * MB,
+                max_age: Duration::from_secs(self.journal_max_days * 24 * 3600),
+                max_file: self.journal_max_file_mb * MB,
+            },
+        })
     }
 }
 

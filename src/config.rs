@@ -157,6 +157,28 @@ pub struct Config {
     pub dialect: Dialect,
     /// How long one answer may be (`--answer-budget`, `text::budget`).
     pub answer_budget: AnswerBudget,
+    /// The journal of edits behind undo (`fs/journal.rs`).
+    pub journal: JournalConfig,
+}
+
+/// Where and how much the journal of edits keeps.
+#[derive(Debug, Clone, Default)]
+pub struct JournalConfig {
+    /// `--no-journal`.
+    pub off: bool,
+    /// `--state-dir`; None: the platform's default
+    /// (`fs::journal::default_state_dir`).
+    pub state_dir: Option<PathBuf>,
+    pub limits: crate::fs::journal::Limits,
+}
+
+impl JournalConfig {
+    /// The state directory in use, if there is one.
+    pub fn state_dir(&self) -> Option<PathBuf> {
+        self.state_dir
+            .clone()
+            .or_else(crate::fs::journal::default_state_dir)
+    }
 }
 
 impl Config {
@@ -172,6 +194,7 @@ impl Config {
             search_timeout: Duration::from_secs(30),
             dialect: Dialect::default(),
             answer_budget: AnswerBudget::default(),
+            journal: JournalConfig::default(),
         }
     }
 

@@ -9,7 +9,8 @@ use rmcp::service::ServerInitializeError;
 
 use rootbound::{
     Cli, Command, Guard, LogLevel, Registry, RootboundServer, SUPERVISOR_ARG, State,
-    StdioTransport, print_sandbox, print_tools, run_call, run_setup, run_supervisor,
+    StdioTransport, print_sandbox, print_tools, run_call, run_history, run_setup, run_supervisor,
+    run_undo,
 };
 
 fn main() -> ExitCode {
@@ -33,6 +34,20 @@ fn main() -> ExitCode {
     // runtime, so it runs before they are checked and built.
     if let Some(Command::Setup(args)) = &cli.command {
         return ExitCode::from(u8::try_from(run_setup(args)).unwrap_or(1));
+    }
+    // So do history and undo, which work on the journal's own roots.
+    if let Some(Command::History(_) | Command::Undo(_)) = &cli.command {
+        let journal = match cli.journal() {
+            Ok(journal) => journal,
+            Err(message) => return usage_error(&message),
+        };
+        let state_dir = journal.state_dir();
+        let code = match &cli.command {
+            Some(Command::History(args)) => run_history(args, state_dir.as_deref(), journal.limits),
+            Some(Command::Undo(args)) => run_undo(args, state_dir.as_deref(), journal.limits),
+            _ => 2,
+        };
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
     std::panic::set_hook(Box::new(|info| {
         tracing::error!("panic: {info}");
@@ -75,6 +90,7 @@ fn main() -> ExitCode {
         Some(Command::Sandbox) => print_sandbox(&registry.state().config),
         // Returned above; kept here so the match stays exhaustive without a panic.
         Some(Command::Setup(args)) => run_setup(&args),
+        Some(Command::History(_) | Command::Undo(_)) => 2,
         Some(Command::Call { tool, json }) => {
             runtime.block_on(run_call(&registry, &tool, json.as_deref()))
         }

@@ -97,7 +97,12 @@ fn lines_breaking(
 /// Where `print!` and `println!` may stand: the command-line front end
 /// (`rootbound tools`, `sandbox`, `call`, `setup`, the sandbox probe). Everywhere
 /// else stdout is the MCP protocol, and logs go to stderr through `tracing`.
-const FRONT_END: &[&str] = &["src/main.rs", "src/cli.rs", "src/setup.rs"];
+const FRONT_END: &[&str] = &[
+    "src/main.rs",
+    "src/cli.rs",
+    "src/setup.rs",
+    "src/history.rs",
+];
 
 #[test]
 fn only_the_command_line_front_end_prints_to_stdout() {

@@ -88,13 +88,14 @@ impl<'a> Replacing<'a> {
 }
 
 /// Writes `bytes` as the file `name` in `dir`, atomically, replacing what
-/// `replacing` says.
+/// `replacing` says. Ok: the new file's metadata, taken before the rename
+/// (which moves only its change time).
 pub fn write(
     dir: &DirHandle,
     name: &OsStr,
     bytes: &[u8],
     replacing: Replacing<'_>,
-) -> io::Result<()> {
+) -> io::Result<Metadata> {
     write_with(dir, name, replacing, |file| file.write_all(bytes))
 }
 
@@ -105,8 +106,15 @@ pub fn write_with(
     name: &OsStr,
     replacing: Replacing<'_>,
     fill: impl FnOnce(&mut File) -> io::Result<()>,
-) -> io::Result<()> {
+) -> io::Result<Metadata> {
     sys::write_with(dir, name, replacing, fill)
+}
+
+/// Removes `name` from `dir` if it still holds the file that was `read`
+/// (else [`Changed`]): undoing an edit that created it.
+pub fn remove_read(dir: &DirHandle, name: &OsStr, read: &Metadata) -> io::Result<()> {
+    sys::still_there(dir, name, read)?;
+    sys::remove(dir, name)
 }
 
 /// The name no longer holds the file that was read (or, for a new file,
@@ -342,7 +350,7 @@ mod sys {
         name: &OsStr,
         replacing: Replacing<'_>,
         fill: impl FnOnce(&mut File) -> io::Result<()>,
-    ) -> io::Result<()> {
+    ) -> io::Result<Metadata> {
         let previous = replacing.previous();
         let temp = temp_name();
         // New files get 0o666 less the umask, like any editor's; a replaced
@@ -360,6 +368,7 @@ mod sys {
                 crate::fs::kept::pass_on(previous, &file)?;
             }
             file.sync_data()?;
+            let written = file.metadata()?;
             pause_before_rename();
             match replacing {
                 Replacing::Read(previous) => {
@@ -369,7 +378,7 @@ mod sys {
                 Replacing::Whatever => rustix::fs::renameat(dir, temp.as_str(), dir, name)?,
                 Replacing::Nothing => rename_new(dir, &temp, name)?,
             }
-            Ok(())
+            Ok(written)
         })();
         if result.is_err() {
             let _ = rustix::fs::unlinkat(dir, temp.as_str(), AtFlags::empty());
@@ -381,7 +390,7 @@ mod sys {
     /// metadata was `read`: same inode, size and times. A rewrite in place
     /// keeps the inode but moves the modification time; a rename over it
     /// changes the inode; a chmod or a new ACL moves the change time.
-    fn still_there(dir: &OwnedFd, name: &OsStr, read: &Metadata) -> io::Result<()> {
+    pub fn still_there(dir: &OwnedFd, name: &OsStr, read: &Metadata) -> io::Result<()> {
         let now = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(now) => now,
             Err(rustix::io::Errno::NOENT) => return Err(changed()),
@@ -500,7 +509,7 @@ mod sys {
         name: &OsStr,
         replacing: Replacing<'_>,
         fill: impl FnOnce(&mut File) -> io::Result<()>,
-    ) -> io::Result<()> {
+    ) -> io::Result<Metadata> {
         let previous = replacing.previous();
         let temp = temp_name();
         let mut file = nt::open_relative(
@@ -519,6 +528,7 @@ mod sys {
                 }
             }
             file.sync_data()?;
+            let written = file.metadata()?;
             pause_before_rename();
             if let Some(previous) = previous {
                 still_there(dir, name, previous.metadata)?;
@@ -528,7 +538,8 @@ mod sys {
             let new = matches!(replacing, Replacing::Nothing);
             match nt::rename_into(&file, dir, name, !new) {
                 Err(e) if new && e.kind() == io::ErrorKind::AlreadyExists => Err(changed()),
-                other => other,
+                Err(e) => Err(e),
+                Ok(()) => Ok(written),
             }
         })();
         if result.is_err() {
@@ -539,7 +550,7 @@ mod sys {
 
     /// Err([`super::Changed`]) unless `name` still holds a file of the size
     /// and times of the one that was `read`.
-    fn still_there(dir: &File, name: &OsStr, read: &Metadata) -> io::Result<()> {
+    pub fn still_there(dir: &File, name: &OsStr, read: &Metadata) -> io::Result<()> {
         let now = match nt::open_relative(
             dir,
             name,

@@ -5,6 +5,7 @@ pub mod atomic;
 #[cfg(unix)]
 pub mod dir_locks;
 pub mod guard;
+pub mod journal;
 #[cfg(unix)]
 pub mod kept;
 #[cfg(windows)]
@@ -64,5 +65,26 @@ pub(crate) fn fuzz_fixture(root: &std::path::Path) -> std::io::Result<()> {
     match linked {
         Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
         _ => Ok(()),
+    }
+}
+
+/// The canonical form of a file path named on the command line (`rootbound
+/// history` and `undo`): of the file, or of its directory when the file is
+/// gone (an edit may be undone after a delete).
+pub fn canonical_path(path: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+    match std::fs::canonicalize(path) {
+        Ok(canonical) => Ok(canonical),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+                return Err(e);
+            };
+            let parent = if parent.as_os_str().is_empty() {
+                std::path::Path::new(".")
+            } else {
+                parent
+            };
+            Ok(std::fs::canonicalize(parent)?.join(name))
+        }
+        Err(e) => Err(e),
     }
 }

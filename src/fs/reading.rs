@@ -78,12 +78,23 @@ pub struct Opened {
     file: File,
     size: u64,
     real: PathBuf,
+    version: crate::fs::writing::FileVersion,
 }
 
 impl Opened {
     /// Size in bytes: what reading it may cost.
     pub fn size(&self) -> u64 {
         self.size
+    }
+
+    /// The file's path with every link resolved.
+    pub fn real(&self) -> &std::path::Path {
+        &self.real
+    }
+
+    /// Which version of the file this is (see `tools/seen.rs`).
+    pub fn version(&self) -> &crate::fs::writing::FileVersion {
+        &self.version
     }
 }
 
@@ -99,6 +110,7 @@ pub fn open(guard: &Guard, resolved: &Resolved) -> Result<Opened, ReadFailure> {
         file,
         size: metadata.len(),
         real: resolved.real().to_path_buf(),
+        version: crate::fs::writing::FileVersion::of(&metadata),
     })
 }
 
@@ -117,6 +129,7 @@ pub fn read(
         mut file,
         size,
         real,
+        ..
     } = opened;
     let range_or_default = range.unwrap_or(default_range);
     // A small file is read whole, once: sniffing and the window then work
@@ -190,6 +203,7 @@ pub fn read_block(
         mut file,
         size,
         real,
+        ..
     } = opened;
     let mut buf = Vec::with_capacity(prefix.len() + size as usize + suffix.len() + 1);
     buf.extend_from_slice(prefix.as_bytes());

@@ -288,8 +288,14 @@ pub fn try_hold(guard: &Guard, target: &Target) -> io::Result<Option<Held>> {
 /// Writes `bytes` to the held target atomically, creating missing parent
 /// directories beneath the root. An existing file passes on its owner,
 /// mode and attributes, must be writable by us, and must still be the file
-/// that was held and read ([`atomic::is_changed`] tells the error).
-pub fn commit(guard: &Guard, target: &Target, bytes: &[u8], held: &mut Held) -> io::Result<()> {
+/// that was held and read ([`atomic::is_changed`] tells the error). Ok: the
+/// new file's metadata.
+pub fn commit(
+    guard: &Guard,
+    target: &Target,
+    bytes: &[u8],
+    held: &mut Held,
+) -> io::Result<Metadata> {
     // Windows cannot rename over a file that is open, so the held handle
     // is closed first (it holds no lock there); its metadata is kept for
     // the check before the rename.
@@ -327,6 +333,60 @@ pub fn commit(guard: &Guard, target: &Target, bytes: &[u8], held: &mut Held) -> 
     }
     let replacing = previous.map_or(Replacing::Nothing, Replacing::Read);
     atomic::write(dir, name, bytes, replacing)
+}
+
+/// Removes the held file, if the name still holds it (else an error that
+/// [`atomic::is_changed`] tells): undoing the edit that created it.
+pub fn remove(guard: &Guard, target: &Target, held: &mut Held) -> io::Result<()> {
+    #[cfg(windows)]
+    if let Some((file, metadata)) = held.file.take() {
+        drop(file);
+        held.closed = Some(metadata);
+    }
+    let Some(metadata) = held.metadata().cloned() else {
+        return Ok(());
+    };
+    let opened;
+    let (dir, name) = match &held.dir {
+        Some((dir, name)) => (dir, name),
+        None => {
+            opened = guard.open_parent_dir(&target.resolved, false)?;
+            (&opened.0, &opened.1)
+        }
+    };
+    atomic::remove_read(dir, name, &metadata)
+}
+
+/// Which version of a file a session saw: what tells a later change by
+/// anyone (an editor's save makes a new inode, a rewrite in place moves the
+/// modification time or the size).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileVersion {
+    size: u64,
+    modified: Option<std::time::SystemTime>,
+    #[cfg(unix)]
+    inode: (u64, u64),
+    #[cfg(windows)]
+    created: Option<std::time::SystemTime>,
+}
+
+impl FileVersion {
+    pub fn of(metadata: &Metadata) -> FileVersion {
+        #[cfg(unix)]
+        use std::os::unix::fs::MetadataExt;
+        FileVersion {
+            size: metadata.len(),
+            modified: metadata.modified().ok(),
+            #[cfg(unix)]
+            inode: (metadata.dev(), metadata.ino()),
+            #[cfg(windows)]
+            created: metadata.created().ok(),
+        }
+    }
+
+    pub fn size(&self) -> u64 {
+        self.size
+    }
 }
 
 /// A clear message for a failed write of `abs`.

@@ -9,3 +9,4 @@ pub mod filekind;
 pub mod globs;
 pub mod lines;
 pub mod names;
+pub mod time;

@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{Config, Dialect};
 use crate::fs::atomic::PathLocks;
 use crate::fs::guard::{Guard, Refusal};
+use crate::fs::journal::Journal;
 use crate::fs::write_gate::WriteGate;
 use crate::mcp::params::{self, JsonObject};
 use crate::shell::Shell;
@@ -41,14 +42,16 @@ pub mod read_many_files;
 pub mod reference;
 pub mod replace;
 pub mod search_file_content;
+pub mod seen;
 pub mod spec;
+pub mod undo_edit;
 pub mod write_file;
 pub mod writes;
 
 pub use spec::ToolSpec;
 
 /// Every tool the server knows, in the order `tools/list` shows them.
-fn all_specs() -> [ToolSpec; 9] {
+fn all_specs() -> [ToolSpec; 10] {
     [
         read_file::spec(),
         write_file::spec(),
@@ -59,6 +62,7 @@ fn all_specs() -> [ToolSpec; 9] {
         read_many_files::spec(),
         bash::spec(),
         file_read::spec(),
+        undo_edit::spec(),
     ]
 }
 
@@ -82,6 +86,10 @@ pub struct State {
     /// Writers against lines that run git (see `fs::write_gate`); also
     /// with bash off here, since another server may run git in these roots.
     pub writes: Arc<WriteGate>,
+    /// The journal of edits behind undo (`fs/journal.rs`).
+    pub journal: Journal,
+    /// Which version of each file this session last read or wrote.
+    pub seen: seen::Seen,
 }
 
 impl State {
@@ -90,13 +98,35 @@ impl State {
         let shell = config
             .offers(&bash::spec())
             .then(|| Shell::new(&config.bash, &guard, writes.clone()));
+        let journal = journal_for(&guard, &config);
         State {
             guard,
             config,
             locks: PathLocks::default(),
             shell,
             writes,
+            journal,
+            seen: seen::Seen::default(),
         }
+    }
+}
+
+/// The journal a configuration asks for: none when the server writes
+/// nothing, when the user turned it off, or without a state directory.
+fn journal_for(guard: &Guard, config: &Config) -> Journal {
+    let roots: Vec<std::path::PathBuf> = guard.roots().map(Into::into).collect();
+    if config.read_only {
+        return Journal::off(&roots, "the server is read-only");
+    }
+    if config.journal.off {
+        return Journal::off(&roots, "the journal is off (--no-journal)");
+    }
+    match config.journal.state_dir() {
+        Some(dir) => Journal::open(&dir, config.journal.limits, &roots),
+        None => Journal::off(
+            &roots,
+            "there is no state directory (HOME is not set); start the server with --state-dir",
+        ),
     }
 }
 

@@ -8,8 +8,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::writes::{
-    CommitError, Holding, commit, hold, links_note, placeholder_message, read_existing,
-    target_error_message,
+    CommitError, Holding, commit, hold, journal_after, journal_before, links_note,
+    placeholder_message, read_existing, target_error_message, unseen_change,
 };
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::fs::writing::{self, Target};
@@ -211,18 +211,22 @@ fn attempt(
     let held = &mut holding.held;
     let committed =
         |bytes: &[u8], held: &mut writing::Held| match commit(guard, target, bytes, held) {
-            Ok(()) => Ok(None),
-            Err(CommitError::Changed(message)) => Ok(Some(Outcome::Changed(message))),
+            Ok(written) => Ok(Ok(written)),
+            Err(CommitError::Changed(message)) => Ok(Err(Outcome::Changed(message))),
             Err(e) => Err(ToolError::from(e)),
         };
 
     let Some(existing) = read_existing(held, target)? else {
         if params.old_string.is_empty() {
-            if let Some(changed) = committed(params.new_string.as_bytes(), held)? {
-                return Ok(changed);
-            }
+            let journaling = journal_before(state, target, None);
+            let bytes = params.new_string.as_bytes();
+            let written = match committed(bytes, held)? {
+                Ok(written) => written,
+                Err(changed) => return Ok(changed),
+            };
+            let note = journal_after(state, target, journaling, "replace", bytes, None, &written);
             return Ok(Outcome::Written(format!(
-                "Created new file: {abs} with provided content."
+                "Created new file: {abs} with provided content.{note}"
             )));
         }
         return Err(format!(
@@ -238,6 +242,8 @@ fn attempt(
     if exact::normalize(&params.old_string) == exact::normalize(&params.new_string) {
         return Err(identical_message(&abs));
     }
+    let unseen = unseen_change(state, target, &existing.metadata).is_some();
+    let journaling = journal_before(state, target, Some(&existing));
     let (_, decoded) = existing.decode(target);
     let file = decoded.map_err(|e| not_text_message(&abs, e))?;
     let edited = match edit::replace(&file.text, &params.old_string, &params.new_string, expected) {
@@ -259,9 +265,19 @@ fn attempt(
     let rel = guard.relative_display(target.resolved.display());
     let diff = diff::unified(&file.text, &edited.text, &rel);
     let bytes = exact::encode_cow(&edited.text, file.encoding);
-    if let Some(changed) = committed(&bytes, held)? {
-        return Ok(changed);
-    }
+    let written = match committed(&bytes, held)? {
+        Ok(written) => written,
+        Err(changed) => return Ok(changed),
+    };
+    let note = journal_after(
+        state,
+        target,
+        journaling,
+        "replace",
+        &bytes,
+        Some(&diff),
+        &written,
+    );
     let mut message = format!(
         "Successfully modified file: {abs} ({} replacements).",
         edited.replacements
@@ -272,7 +288,14 @@ fn attempt(
         message.push_str("\n\n");
         message.push_str(&diff::fenced(&diff));
     }
+    if unseen {
+        message.push_str(
+            "\n\nNote: the file had changed on disk since this session last read or wrote it; \
+             the edit was applied to its current content. Read it again before further edits.",
+        );
+    }
     message.push_str(&links_note(held));
+    message.push_str(&note);
     Ok(Outcome::Written(message))
 }
 

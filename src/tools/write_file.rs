@@ -9,7 +9,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::writes::{
-    Holding, commit, hold, links_note, placeholder_message, read_existing, target_error_message,
+    Holding, change_since, commit, hold, journal_after, journal_before, links_note,
+    placeholder_message, read_existing, target_error_message, unseen_change,
 };
 use super::{CallContext, State, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::fs::writing::{self, Target};
@@ -82,12 +83,35 @@ fn write_file(
     let guard = &state.guard;
     let held = &mut holding.held;
     let Some(existing) = read_existing(held, &target)? else {
-        commit(guard, &target, params.content.as_bytes(), held)?;
+        let journaling = journal_before(state, &target, None);
+        let bytes = params.content.as_bytes();
+        let written = commit(guard, &target, bytes, held)?;
+        let note = journal_after(
+            state,
+            &target,
+            journaling,
+            "write_file",
+            bytes,
+            None,
+            &written,
+        );
         return super::text(format!(
-            "Successfully created and wrote to new file: {}.",
+            "Successfully created and wrote to new file: {}.{note}",
             target.abs
         ));
     };
+    if let Some(sighting) = unseen_change(state, &target, &existing.metadata) {
+        let what = change_since(state, &target, &sighting, &existing.bytes);
+        return Err(format!(
+            "Refusing to overwrite {}: it changed on disk since this session last read or wrote \
+             it (an editor, a formatter or another program changed it), so this content would \
+             throw that change away. Nothing was written. {what}\n\nRead the file again, then \
+             write it with that change kept.",
+            target.abs
+        )
+        .into());
+    }
+    let journaling = journal_before(state, &target, Some(&existing));
     // Keep the existing file's style: CRLF, and its BOM and encoding.
     let (_, decoded) = existing.decode(&target);
     let converted;
@@ -111,7 +135,16 @@ fn write_file(
             false,
         ),
     };
-    commit(guard, &target, &bytes, held)?;
+    let written = commit(guard, &target, &bytes, held)?;
+    let note = journal_after(
+        state,
+        &target,
+        journaling,
+        "write_file",
+        &bytes,
+        Some(&diff),
+        &written,
+    );
     let mut message = format!("Successfully overwrote file: {}.", target.abs);
     if unchanged {
         message.push_str(" The content is unchanged.");
@@ -120,5 +153,6 @@ fn write_file(
         message.push_str(&diff::fenced(&diff));
     }
     message.push_str(&links_note(held));
+    message.push_str(&note);
     super::text(message)
 }

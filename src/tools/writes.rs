@@ -2,10 +2,16 @@
 //! for refused targets, placeholders and hard links, and holding, reading
 //! and committing a file with those messages.
 
+use std::fs::Metadata;
+use std::path::{Path, PathBuf};
+
+use super::seen::Sighting;
 use super::{State, ToolError};
 use crate::fs::atomic;
 use crate::fs::guard::Guard;
-use crate::fs::writing::{self, Existing, Held, Target, TargetError};
+use crate::fs::journal::{Before, NotJournaled, RootJournal};
+use crate::fs::writing::{self, Existing, FileVersion, Held, Target, TargetError};
+use crate::text::diff;
 
 /// Messages shared by the two write tools for a refused target.
 pub fn target_error_message(state: &State, e: TargetError) -> ToolError {
@@ -100,7 +106,7 @@ pub fn commit(
     target: &Target,
     bytes: &[u8],
     held: &mut Held,
-) -> Result<(), CommitError> {
+) -> Result<Metadata, CommitError> {
     writing::commit(guard, target, bytes, held).map_err(|e| {
         let message = ToolError(writing::write_error_message(&target.abs, &e));
         if atomic::is_changed(&e) {
@@ -150,4 +156,144 @@ pub fn placeholder_message(state: &State, line: &str, param: &str) -> ToolError 
          stands for and delete that code. Send the complete content, with every line written out.",
         line.trim()
     ))
+}
+
+/// An edit's journal entry in the making: what the file held, stored
+/// before the edit writes (or why it is not journaled).
+pub struct Journaling<'a> {
+    started: Result<(&'a RootJournal, Before), NotJournaled>,
+    rel: PathBuf,
+}
+
+/// The root `real` is in, and its path relative to it.
+pub fn root_and_rel<'a>(state: &'a State, real: &Path) -> Option<(&'a Path, PathBuf)> {
+    let root = state.guard.containing_root(real)?;
+    let rel = real.strip_prefix(root).ok()?.to_path_buf();
+    Some((root, rel))
+}
+
+/// Before an edit of `target` writes: stores what it holds (`existing`;
+/// None: no file) in the root's journal.
+pub fn journal_before<'a>(
+    state: &'a State,
+    target: &Target,
+    existing: Option<&Existing>,
+) -> Journaling<'a> {
+    let Some((root, rel)) = root_and_rel(state, target.resolved.real()) else {
+        return Journaling {
+            started: Err(NotJournaled("the file is in no root".into())),
+            rel: PathBuf::new(),
+        };
+    };
+    let started = state.journal.of_root(root).and_then(|journal| {
+        let before = journal.before(existing.map(|e| (e.bytes.as_slice(), mode(&e.metadata))))?;
+        Ok((journal, before))
+    });
+    Journaling { started, rel }
+}
+
+/// Unix permission bits, where there are any.
+fn mode(metadata: &Metadata) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some(metadata.mode() & 0o7777)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = metadata;
+        None
+    }
+}
+
+/// After an edit of `target` wrote `bytes` (the new file's metadata
+/// `written`; `diff` its unified diff, None for a new file): records it in
+/// the journal and remembers the version the session now knows. The note
+/// for the answer when the edit could not be journaled, else empty.
+pub fn journal_after(
+    state: &State,
+    target: &Target,
+    journaling: Journaling<'_>,
+    tool: &str,
+    bytes: &[u8],
+    diff: Option<&str>,
+    written: &Metadata,
+) -> String {
+    let lines = match diff {
+        None => (bytecount_lines(bytes), 0),
+        Some(diff) => changed_lines(diff),
+    };
+    let recorded = journaling
+        .started
+        .and_then(|(journal, before)| journal.record(before, tool, &journaling.rel, bytes, lines));
+    let real = target.resolved.real();
+    match recorded {
+        Ok(entry) => {
+            state
+                .seen
+                .wrote(real, FileVersion::of(written), Some(entry.after));
+            String::new()
+        }
+        Err(why) => {
+            state.seen.wrote(real, FileVersion::of(written), None);
+            if state.config.journal.off {
+                String::new()
+            } else {
+                format!("\n\nNote: this edit is not in the journal, so it cannot be undone: {why}.")
+            }
+        }
+    }
+}
+
+fn bytecount_lines(bytes: &[u8]) -> u64 {
+    let newlines = memchr::memchr_iter(b'\n', bytes).count() as u64;
+    newlines + u64::from(!bytes.is_empty() && !bytes.ends_with(b"\n"))
+}
+
+/// Lines added and removed, counted in a unified diff.
+pub fn changed_lines(diff: &str) -> (u64, u64) {
+    let (mut added, mut removed) = (0, 0);
+    for line in diff.lines() {
+        if line.starts_with("+++ ") || line.starts_with("--- ") {
+            continue;
+        }
+        if line.starts_with('+') {
+            added += 1;
+        } else if line.starts_with('-') {
+            removed += 1;
+        }
+    }
+    (added, removed)
+}
+
+/// The file changed since this session last read or wrote it: how the
+/// session saw it. None when it did not, or the session never saw it.
+pub fn unseen_change(state: &State, target: &Target, now: &Metadata) -> Option<Sighting> {
+    let sighting = state.seen.last(target.resolved.real())?;
+    (sighting.version != FileVersion::of(now)).then_some(sighting)
+}
+
+/// What changed in a file since the session saw it: a diff from the
+/// content the session last wrote (the journal holds it), or the sizes.
+pub fn change_since(state: &State, target: &Target, sighting: &Sighting, now: &[u8]) -> String {
+    let rel = state.guard.relative_display(target.resolved.display());
+    let old = sighting.journaled.as_ref().and_then(|version| {
+        let (root, _) = root_and_rel(state, target.resolved.real())?;
+        state.journal.of_root(root).ok()?.content(version).ok()
+    });
+    if let Some(old) = old {
+        let unified = diff::unified(
+            &String::from_utf8_lossy(&old),
+            &String::from_utf8_lossy(now),
+            &rel,
+        );
+        if !unified.is_empty() {
+            return format!("What changed since:\n\n{}", diff::fenced(&unified));
+        }
+    }
+    format!(
+        "It was {} bytes then and is {} bytes now.",
+        sighting.version.size(),
+        now.len()
+    )
 }

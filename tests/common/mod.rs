@@ -17,6 +17,10 @@ use tokio::process::Command;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_rootbound");
 
+/// The state directory's parent for servers the harness starts (the journal
+/// of edits goes beneath it, not into the user's own state directory).
+pub const TEST_STATE_HOME: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/xdg-state");
+
 /// A running server and the client session talking to it.
 pub struct Server {
     pub client: RunningService<RoleClient, ()>,
@@ -51,6 +55,7 @@ impl Server {
         }
         cmd.args(extra)
             .env("RUST_LOG", "warn")
+            .env("XDG_STATE_HOME", TEST_STATE_HOME)
             .envs(env.iter().copied());
         let (transport, _stderr) = TokioChildProcess::builder(cmd)
             .stderr(Stdio::inherit())
@@ -173,6 +178,7 @@ impl RawSession {
             .arg("--root")
             .arg(root)
             .args(args)
+            .env("XDG_STATE_HOME", TEST_STATE_HOME)
             .envs(env.iter().copied())
             .env("RUST_LOG", "error")
             .stdin(Stdio::piped())

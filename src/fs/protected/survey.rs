@@ -1151,5 +1151,6 @@ fn put_back(roots: &[PathBuf], path: &Path, copy: &Copy) -> io::Result<()> {
         file.write_all(&copy.bytes)?;
         rustix::fs::fchmod(&*file, rustix::fs::Mode::from_raw_mode(copy.mode as _))?;
         Ok(())
-    })
+    })?;
+    Ok(())
 }

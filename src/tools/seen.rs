@@ -1,0 +1,71 @@
+//! What this session has seen of each file: the version the model last read
+//! or wrote, so that write_file does not overwrite a change the model has
+//! not seen (an editor's save, a formatter, another agent), and replace can
+//! say that the file changed (docs/tools.md, "Undo and unseen changes").
+//! Memory only: it ends with the session.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::fs::journal::Version;
+use crate::fs::writing::FileVersion;
+
+/// Files remembered at most; past it the memory starts again (a file not
+/// remembered is one the session never saw: never refused).
+const MOST_FILES: usize = 65_536;
+
+/// One file as the session last saw it.
+#[derive(Debug, Clone)]
+pub struct Sighting {
+    pub version: FileVersion,
+    /// Its content in the journal, when the session last wrote it (what a
+    /// refusal's diff starts from).
+    pub journaled: Option<Version>,
+}
+
+#[derive(Debug, Default)]
+pub struct Seen {
+    files: Mutex<HashMap<PathBuf, Sighting>>,
+}
+
+impl Seen {
+    /// The model read (part of) the file at `real`, at `version`.
+    pub fn read(&self, real: &Path, version: FileVersion) {
+        self.remember(
+            real,
+            Sighting {
+                version,
+                journaled: None,
+            },
+        );
+    }
+
+    /// The session wrote the file at `real`: it is now `version`, whose
+    /// content the journal holds as `journaled`.
+    pub fn wrote(&self, real: &Path, version: FileVersion, journaled: Option<Version>) {
+        self.remember(real, Sighting { version, journaled });
+    }
+
+    /// The file at `real` is gone by this session's hand (an undone creation).
+    pub fn forget(&self, real: &Path) {
+        if let Ok(mut files) = self.files.lock() {
+            files.remove(real);
+        }
+    }
+
+    fn remember(&self, real: &Path, sighting: Sighting) {
+        let Ok(mut files) = self.files.lock() else {
+            return;
+        };
+        if files.len() >= MOST_FILES && !files.contains_key(real) {
+            files.clear();
+        }
+        files.insert(real.to_path_buf(), sighting);
+    }
+
+    /// How the session last saw the file at `real` (None: never).
+    pub fn last(&self, real: &Path) -> Option<Sighting> {
+        self.files.lock().ok()?.get(real).cloned()
+    }
+}

@@ -1,0 +1,537 @@
+//! Undo and history (docs/tools.md, "Undo"): the journal of edits, the
+//! model's `undo_edit`, the user's `rootbound history` and `rootbound undo`,
+//! and write_file's refusal to overwrite a change the session has not seen.
+//! Judged by the bytes, mode and presence of files on disk.
+// The journal's sharing between servers rests on `flock` and the tests read
+// modes: Unix.
+#![cfg(unix)]
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::{BIN, Scratch, Server, all_text};
+use serde_json::json;
+
+/// A root and a state directory beside it (never inside it).
+struct Setup {
+    root: Scratch,
+    state: Scratch,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        Setup {
+            root: Scratch::new(),
+            state: Scratch::new(),
+        }
+    }
+
+    fn state_arg(&self) -> String {
+        self.state.path.display().to_string()
+    }
+
+    async fn server(&self, extra: &[&str]) -> Server {
+        let state = self.state_arg();
+        let mut args = vec!["--state-dir", state.as_str()];
+        args.extend_from_slice(extra);
+        Server::start(&[&self.root.path], &args).await
+    }
+
+    /// `rootbound --state-dir S <args>`.
+    fn cli(&self, args: &[&str]) -> Output {
+        std::process::Command::new(BIN)
+            .arg("--state-dir")
+            .arg(&self.state.path)
+            .args(args)
+            .output()
+            .expect("run rootbound")
+    }
+
+    fn journal_bytes(&self) -> u64 {
+        fn walk(dir: &Path) -> u64 {
+            std::fs::read_dir(dir).map_or(0, |listing| {
+                listing
+                    .flatten()
+                    .map(|e| {
+                        let meta = e.metadata().unwrap();
+                        if meta.is_dir() {
+                            walk(&e.path())
+                        } else {
+                            meta.len()
+                        }
+                    })
+                    .sum()
+            })
+        }
+        walk(&self.state.path)
+    }
+
+    fn entry_files(&self) -> Vec<PathBuf> {
+        let mut found = Vec::new();
+        for journal in std::fs::read_dir(self.state.path.join("journal"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            for entry in std::fs::read_dir(journal.path().join("entries"))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                found.push(entry.path());
+            }
+        }
+        found
+    }
+}
+
+fn mode_of(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn write_replace_replace_then_three_undos_give_back_the_original() {
+    let s = Setup::new();
+    let original = b"alpha\r\nbeta\r\ngamma\r\n";
+    let f = s.root.file("notes.txt", original);
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let server = s.server(&[]).await;
+    server
+        .ok_text(
+            "write_file",
+            json!({"file_path": "notes.txt", "content": "one\ntwo\nthree\n"}),
+        )
+        .await;
+    server
+        .ok_text(
+            "replace",
+            json!({"file_path": "notes.txt", "old_string": "two", "new_string": "TWO"}),
+        )
+        .await;
+    server
+        .ok_text(
+            "replace",
+            json!({"file_path": "notes.txt", "old_string": "three", "new_string": "THREE"}),
+        )
+        .await;
+    assert_eq!(std::fs::read(&f).unwrap(), b"one\r\nTWO\r\nTHREE\r\n");
+    let steps: [&[u8]; 3] = [
+        b"one\r\nTWO\r\nthree\r\n",
+        b"one\r\ntwo\r\nthree\r\n",
+        original,
+    ];
+    for expected in steps {
+        let text = server
+            .ok_text("undo_edit", json!({"file_path": "notes.txt"}))
+            .await;
+        assert!(text.starts_with("Undid the "), "{text}");
+        assert_eq!(std::fs::read(&f).unwrap(), expected, "after: {text}");
+        assert_eq!(mode_of(&f), 0o640);
+    }
+    // The other dialect's spelling of the path is accepted too.
+    let text = server
+        .err_text("undo_edit", json!({"path": "notes.txt"}))
+        .await;
+    assert!(text.starts_with("Nothing left to undo"), "{text}");
+    assert_eq!(std::fs::read(&f).unwrap(), original);
+}
+
+#[tokio::test]
+async fn an_edit_that_created_the_file_is_undone_by_removing_it() {
+    let s = Setup::new();
+    let server = s.server(&[]).await;
+    server
+        .ok_text(
+            "write_file",
+            json!({"file_path": "new/made.txt", "content": "fresh\n"}),
+        )
+        .await;
+    let f = s.root.path.join("new/made.txt");
+    assert!(f.exists());
+    let text = server
+        .ok_text("undo_edit", json!({"file_path": "new/made.txt"}))
+        .await;
+    assert!(
+        text.contains("created the file, so it was removed"),
+        "{text}"
+    );
+    assert!(!f.exists());
+}
+
+#[tokio::test]
+async fn undo_refuses_after_another_program_changed_the_file_and_loses_nothing() {
+    let s = Setup::new();
+    let f = s.root.file("a.txt", "x = 1\ny = 2\n");
+    let server = s.server(&[]).await;
+    server
+        .ok_text(
+            "replace",
+            json!({"file_path": "a.txt", "old_string": "x = 1", "new_string": "x = 10"}),
+        )
+        .await;
+    // An editor saves the file afterwards.
+    std::fs::write(&f, "x = 10\ny = 2\nz = 3\n").unwrap();
+    let text = server
+        .err_text("undo_edit", json!({"file_path": "a.txt"}))
+        .await;
+    assert!(text.contains("the file changed after that edit"), "{text}");
+    assert!(
+        text.contains("+z = 3"),
+        "the diff shows what changed: {text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&f).unwrap(),
+        "x = 10\ny = 2\nz = 3\n"
+    );
+    // The user's undo follows the same rule, even with --force.
+    for force in [&[][..], &["--force"][..]] {
+        let mut args = vec!["undo", f.to_str().unwrap()];
+        args.extend_from_slice(force);
+        let out = s.cli(&args);
+        assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+        assert!(
+            stderr(&out).contains("the file changed after that edit"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(
+            std::fs::read_to_string(&f).unwrap(),
+            "x = 10\ny = 2\nz = 3\n"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_file_deleted_after_the_edit_comes_back_only_with_the_users_force() {
+    let s = Setup::new();
+    let f = s.root.file("gone.txt", "keep me\n");
+    let server = s.server(&[]).await;
+    server
+        .ok_text(
+            "replace",
+            json!({"file_path": "gone.txt", "old_string": "keep", "new_string": "kept"}),
+        )
+        .await;
+    std::fs::remove_file(&f).unwrap();
+    let text = server
+        .err_text("undo_edit", json!({"file_path": "gone.txt"}))
+        .await;
+    assert!(text.contains("deleted after that edit"), "{text}");
+    assert!(text.contains("--force"), "{text}");
+    assert!(!f.exists());
+    let out = s.cli(&["undo", f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!f.exists());
+    let out = s.cli(&["undo", f.to_str().unwrap(), "--force"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "keep me\n");
+}
+
+#[tokio::test]
+async fn history_lists_each_edit_and_shows_its_diff_and_undo_takes_its_id() {
+    let s = Setup::new();
+    let f = s.root.file("src/lib.rs", "fn a() {}\n");
+    let server = s.server(&[]).await;
+    server
+        .ok_text(
+            "replace",
+            json!({"file_path": "src/lib.rs", "old_string": "fn a() {}", "new_string": "fn a() {}\nfn b() {}"}),
+        )
+        .await;
+    server
+        .ok_text(
+            "write_file",
+            json!({"file_path": "README", "content": "hello\n"}),
+        )
+        .await;
+    let out = s.cli(&["history"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listed = stdout(&out);
+    assert!(
+        listed.starts_with(&format!("{}:\n", s.root.path.display())),
+        "{listed}"
+    );
+    let lines: Vec<&str> = listed.lines().skip(1).collect();
+    assert_eq!(lines.len(), 2, "{listed}");
+    assert!(
+        lines[0].contains(" replace ")
+            && lines[0].contains("+1 -0")
+            && lines[0].ends_with("src/lib.rs"),
+        "{listed}"
+    );
+    assert!(
+        lines[1].contains(" write_file ") && lines[1].ends_with("README"),
+        "{listed}"
+    );
+    // Only one file's edits.
+    let only = stdout(&s.cli(&["history", f.to_str().unwrap()]));
+    assert_eq!(only.lines().count(), 2, "{only}");
+    let id = lines[0].split_whitespace().next().unwrap();
+    let diff = stdout(&s.cli(&["history", "--diff", id]));
+    assert!(diff.contains("+fn b() {}"), "{diff}");
+    // Undo by ID while the server runs, then the server's own undo of the
+    // same file finds nothing left.
+    let out = s.cli(&["undo", id]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "fn a() {}\n");
+    assert!(stdout(&s.cli(&["history"])).contains("(undone)"));
+    let text = server
+        .err_text("undo_edit", json!({"file_path": "src/lib.rs"}))
+        .await;
+    assert!(text.starts_with("Nothing left to undo"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_on_one_root_journal_every_edit_and_undo_steps_back_through_all() {
+    let s = Setup::new();
+    let total = 40;
+    let content: String = (0..total).map(|i| format!("item {i}\n")).collect();
+    let f = s.root.file("list.txt", &content);
+    let servers = [s.server(&[]).await, s.server(&[]).await];
+    let calls = (0..total).map(|i| {
+        let server = &servers[i % 2];
+        async move {
+            let result = server
+                .call(
+                    "replace",
+                    json!({"file_path": "list.txt", "old_string": format!("item {i}\n"),
+                           "new_string": format!("done {i}\n")}),
+                )
+                .await;
+            assert_ne!(result.is_error, Some(true), "{}", all_text(&result));
+        }
+    });
+    futures::future::join_all(calls).await;
+    let done: String = (0..total).map(|i| format!("done {i}\n")).collect();
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), done);
+    assert_eq!(
+        s.entry_files().len(),
+        total,
+        "one entry per acknowledged edit"
+    );
+    // Undone one at a time, alternately by each server and by the user,
+    // every step succeeds and the last gives back the original.
+    for step in 0..total {
+        match step % 3 {
+            2 => {
+                let out = s.cli(&["undo", f.to_str().unwrap()]);
+                assert_eq!(out.status.code(), Some(0), "step {step}: {}", stderr(&out));
+            }
+            n => {
+                servers[n]
+                    .ok_text("undo_edit", json!({"file_path": "list.txt"}))
+                    .await;
+            }
+        }
+    }
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), content);
+}
+
+#[tokio::test]
+async fn a_thousand_edits_of_a_one_megabyte_file_stay_within_the_journals_limit() {
+    let s = Setup::new();
+    let line = "x".repeat(99) + "\n";
+    let body = line.repeat(10_000); // 1,000,000 bytes
+    s.root.file("big.txt", format!("counter 0\n{body}"));
+    let server = s.server(&["--journal-max-mb", "20"]).await;
+    for i in 0..1000 {
+        server
+            .ok_text(
+                "replace",
+                json!({"file_path": "big.txt", "old_string": format!("counter {i}\n"),
+                       "new_string": format!("counter {}\n", i + 1)}),
+            )
+            .await;
+        if i % 100 == 99 {
+            let stored = s.journal_bytes();
+            assert!(
+                stored <= 20 * 1024 * 1024,
+                "after {} edits: {stored} bytes",
+                i + 1
+            );
+        }
+    }
+    // The newest edits are still undoable.
+    server
+        .ok_text("undo_edit", json!({"file_path": "big.txt"}))
+        .await;
+    let text = std::fs::read_to_string(s.root.path.join("big.txt")).unwrap();
+    assert!(text.starts_with("counter 999\n"));
+}
+
+#[tokio::test]
+async fn an_edit_of_a_file_over_the_size_limit_says_it_is_not_journaled() {
+    let s = Setup::new();
+    s.root.file("large.txt", "line\n".repeat(400_000) + "end\n");
+    let server = s.server(&["--journal-max-file-mb", "1"]).await;
+    let text = server
+        .ok_text(
+            "replace",
+            json!({"file_path": "large.txt", "old_string": "end", "new_string": "END"}),
+        )
+        .await;
+    assert!(
+        text.contains("not in the journal, so it cannot be undone"),
+        "{text}"
+    );
+    assert!(text.contains("files over 1 MB are not journaled"), "{text}");
+    assert!(s.entry_files().is_empty());
+}
+
+#[tokio::test]
+async fn the_journal_is_private_and_holds_nothing_the_guard_refused() {
+    let s = Setup::new();
+    s.root.file("ok.txt", "fine\n");
+    s.root.dir(".git/hooks");
+    let outside = Scratch::new();
+    let outside_file = outside.file("secret.txt", "secret\n");
+    let server = s.server(&[]).await;
+    server
+        .err_text(
+            "write_file",
+            json!({"file_path": outside_file.to_str().unwrap(), "content": "x\n"}),
+        )
+        .await;
+    server
+        .err_text(
+            "write_file",
+            json!({"file_path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"}),
+        )
+        .await;
+    assert!(s.entry_files().is_empty(), "{:?}", s.entry_files());
+    server
+        .ok_text(
+            "replace",
+            json!({"file_path": "ok.txt", "old_string": "fine", "new_string": "good"}),
+        )
+        .await;
+    let entries = s.entry_files();
+    assert_eq!(entries.len(), 1);
+    let journal = entries[0].parent().unwrap().parent().unwrap();
+    assert_eq!(
+        mode_of(journal) & 0o077,
+        0,
+        "journal dir {:o}",
+        mode_of(journal)
+    );
+    assert_eq!(mode_of(&entries[0]) & 0o077, 0);
+    for blob in std::fs::read_dir(journal.join("blobs")).unwrap().flatten() {
+        assert_eq!(
+            mode_of(&blob.path()) & 0o077,
+            0,
+            "{}",
+            blob.path().display()
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&outside_file).unwrap(), "secret\n");
+}
+
+#[tokio::test]
+async fn a_state_directory_inside_a_root_keeps_no_journal() {
+    let root = Scratch::new();
+    root.file("a.txt", "one\n");
+    let state = root.path.join(".state");
+    let server = Server::start(&[&root.path], &["--state-dir", state.to_str().unwrap()]).await;
+    let text = server
+        .ok_text(
+            "replace",
+            json!({"file_path": "a.txt", "old_string": "one", "new_string": "two"}),
+        )
+        .await;
+    assert!(text.contains("is inside the root"), "{text}");
+    assert!(!state.exists(), "nothing was written inside the root");
+}
+
+#[tokio::test]
+async fn write_file_over_a_change_the_session_has_not_seen_is_refused_until_read() {
+    let s = Setup::new();
+    let f = s.root.file("conf.txt", "a = 1\n");
+    let server = s.server(&[]).await;
+    server
+        .ok_text("read_file", json!({"path": "conf.txt"}))
+        .await;
+    // A formatter rewrites it after the model read it.
+    std::fs::write(&f, "a = 1\nb = 2\n").unwrap();
+    let text = server
+        .err_text(
+            "write_file",
+            json!({"file_path": "conf.txt", "content": "a = 5\n"}),
+        )
+        .await;
+    assert!(
+        text.contains("changed on disk since this session last read"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "a = 1\nb = 2\n");
+    // After reading it again, the write goes through.
+    server
+        .ok_text("read_file", json!({"path": "conf.txt"}))
+        .await;
+    server
+        .ok_text(
+            "write_file",
+            json!({"file_path": "conf.txt", "content": "a = 5\nb = 2\n"}),
+        )
+        .await;
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "a = 5\nb = 2\n");
+    // After the session's own write, an outside change is shown as a diff.
+    std::fs::write(&f, "a = 5\nb = 3\n").unwrap();
+    let text = server
+        .err_text(
+            "write_file",
+            json!({"file_path": "conf.txt", "content": "a = 6\nb = 2\n"}),
+        )
+        .await;
+    assert!(text.contains("-b = 2") && text.contains("+b = 3"), "{text}");
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "a = 5\nb = 3\n");
+    // replace applies to the new content and says the file had changed.
+    let text = server
+        .ok_text(
+            "replace",
+            json!({"file_path": "conf.txt", "old_string": "a = 5", "new_string": "a = 7"}),
+        )
+        .await;
+    assert!(
+        text.contains("had changed on disk since this session last read"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "a = 7\nb = 3\n");
+    // A file the session never saw is not affected.
+    let other = s.root.file("other.txt", "old\n");
+    server
+        .ok_text(
+            "write_file",
+            json!({"file_path": "other.txt", "content": "new\n"}),
+        )
+        .await;
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), "new\n");
+}
+
+#[tokio::test]
+async fn undo_edit_is_offered_in_both_dialects_and_can_be_disabled() {
+    let s = Setup::new();
+    for dialect in ["gemini-0.24", "gemini-current"] {
+        let server = s.server(&["--dialect", dialect]).await;
+        let tools = server.client.list_all_tools().await.unwrap();
+        assert!(tools.iter().any(|t| t.name == "undo_edit"), "{dialect}");
+        let server = s
+            .server(&["--dialect", dialect, "--disable-tool", "undo_edit"])
+            .await;
+        let tools = server.client.list_all_tools().await.unwrap();
+        assert!(!tools.iter().any(|t| t.name == "undo_edit"), "{dialect}");
+    }
+    let server = s.server(&["--read-only"]).await;
+    let tools = server.client.list_all_tools().await.unwrap();
+    assert!(!tools.iter().any(|t| t.name == "undo_edit"));
+}

@@ -4,16 +4,22 @@ and the near-miss search on a 20 MB file, through rootbound over MCP stdio.
 
     bench/edit_bench.py [--bin target/release/rootbound] [--rounds 30]
     bench/edit_bench.py --bin old/rootbound --bin target/release/rootbound
+    bench/edit_bench.py --bin "target/release/rootbound --no-journal" --bin target/release/rootbound
 
 Each figure is the median of --rounds calls, interleaved with a reference
 measured in the same run: the same edit done in-process by Python (read,
 str.replace, write a temporary file, fsync, rename), i.e. the cost of the
 work itself without a protocol. Several --bin are measured in the same
 rounds, each on its own copies of the files, in alternating order, and
-compared with the first. Files live in a temporary directory.
+compared with the first. A --bin may carry options after the path (split
+as a shell would). Files, and each server's journal of edits
+(--state-dir), live in a temporary directory. Every edit writes content
+not seen before (a counter in the replaced word), so the journal stores
+each one rather than finding it stored already.
 """
 import argparse
 import os
+import shlex
 import statistics
 import subprocess
 import tempfile
@@ -82,7 +88,9 @@ def main():
                 path = os.path.join(root, name.split()[1] + ".rs")
                 side["files"].append((name, path, make_file(path, size)))
             side["written"] = os.path.join(root, "written.rs")
-            side["client"] = McpClient([bin_path, "--root", root], "edit_bench")
+            state = os.path.join(tmp, f"state{k}")
+            side["client"] = McpClient([*shlex.split(bin_path), "--root", root, "--state-dir", state],
+                                       "edit_bench")
             sides.append(side)
         refs = {}
         for name, size in (("replace 1 KB", 1024), ("replace 1 MB", 1024 * 1024),
@@ -107,9 +115,8 @@ def main():
             order = list(range(len(sides))) if r % 2 == 0 else list(reversed(range(len(sides))))
             for fi, (name, _, n) in enumerate(sides[0]["files"]):
                 i = n // 2
-                old, new = (f"value_{i} = compute(", f"value_{i} = recompute(")
-                if r % 2:
-                    old, new = new, old
+                old = f"value_{i} = compute(" if r == 0 else f"value_{i} = compute{r - 1}("
+                new = f"value_{i} = compute{r}("
                 for k in order:
                     path = sides[k]["files"][fi][1]
                     t, err, text = sides[k]["client"].call(
@@ -117,7 +124,7 @@ def main():
                     assert not err, text
                     record(name, k, t)
                 record(name, ref_k, python_replace(refs[name], old, new))
-            content = content_b if r % 2 else content_a
+            content = (content_b if r % 2 else content_a).replace("item 1", f"item {r}-1", 1)
             for k in order:
                 t, err, text = sides[k]["client"].call(
                     "write_file", {"file_path": sides[k]["written"], "content": content})

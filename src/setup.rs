@@ -177,11 +177,11 @@ fn gemini_policy(server_name: &str) -> String {
 # The first rule does the same for the tools of the MCP server \"{server_name}\" that
 # declare themselves read-only (readOnlyHint): read_file, list_directory, glob,
 # search_file_content (grep_search), read_many_files, file_read, and bash while
-# the server's bash mode is read-only. write_file, replace and a bash that may
-# write declare readOnlyHint = false, so they stay with Gemini CLI's approval
-# mode, as its own write tools do: the second rule lets the auto-edit mode run
-# write_file and replace, as it runs Gemini CLI's own. A rule of yours above
-# priority {RULE_PRIORITY} wins.
+# the server's bash mode is read-only. write_file, replace, undo_edit and a bash
+# that may write declare readOnlyHint = false, so they stay with Gemini CLI's
+# approval mode, as its own write tools do: the second rule lets the auto-edit
+# mode run write_file, replace and undo_edit, as it runs Gemini CLI's own edits.
+# A rule of yours above priority {RULE_PRIORITY} wins.
 [[rule]]
 mcpName = \"{server_name}\"
 toolName = \"*\"
@@ -191,7 +191,7 @@ priority = {RULE_PRIORITY}
 
 [[rule]]
 mcpName = \"{server_name}\"
-toolName = [\"write_file\", \"replace\"]
+toolName = [\"write_file\", \"replace\", \"undo_edit\"]
 modes = [\"autoEdit\"]
 decision = \"allow\"
 priority = {RULE_PRIORITY}
@@ -312,7 +312,7 @@ mod tests {
                 "",
                 "[[rule]]",
                 "mcpName = \"rootbound\"",
-                "toolName = [\"write_file\", \"replace\"]",
+                "toolName = [\"write_file\", \"replace\", \"undo_edit\"]",
                 "modes = [\"autoEdit\"]",
                 "decision = \"allow\"",
                 "priority = 100",

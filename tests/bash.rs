@@ -554,6 +554,10 @@ async fn class3_what_git_reads_is_what_was_checked() {
     let a = ran(&server, "git diff --stat").await;
     assert_eq!(a.exit_code(), Some(0), "{a:?}");
     for i in 0..60u64 {
+        // The test puts the file back behind the session's back: read it,
+        // or write_file refuses to overwrite a change the session has not
+        // seen.
+        server.ok_text("read_file", json!({"path": path})).await;
         let swap = async {
             tokio::time::sleep(Duration::from_micros(250 * (i % 30))).await;
             server

@@ -44,7 +44,7 @@ run_inspector() {
   timeout 120 "$inspector" --cli -e RUST_LOG=warn "$bin" --root "$repo" "$@"
 }
 list=$(run_inspector --strict --method tools/list) || fail "inspector tools/list (exit $?)"
-for tool in read_file write_file replace list_directory glob search_file_content read_many_files bash file_read; do
+for tool in read_file write_file replace list_directory glob search_file_content read_many_files bash file_read undo_edit; do
   grep -q "\"name\": \"$tool\"" <<<"$list" || fail "inspector: $tool missing from tools/list"
 done
 call=$(run_inspector --method tools/call --tool-name read_file \

@@ -29,7 +29,8 @@ use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -141,7 +142,7 @@ impl std::fmt::Display for NotJournaled {
 /// The journals of a server's roots.
 #[derive(Debug)]
 pub struct Journal {
-    roots: Vec<(PathBuf, Result<RootJournal, String>)>,
+    roots: Vec<(PathBuf, Result<Arc<RootJournal>, String>)>,
 }
 
 impl Journal {
@@ -160,7 +161,7 @@ impl Journal {
                         state_dir.display(),
                         holder.display()
                     )),
-                    None => Ok(RootJournal::planned(state_dir, root, limits)),
+                    None => Ok(Arc::new(RootJournal::planned(state_dir, root, limits))),
                 };
                 if let Err(why) = &journal {
                     tracing::warn!("edits in {} are not journaled: {why}", root.display());
@@ -182,7 +183,7 @@ impl Journal {
     }
 
     /// The journal of the root `root` (as the guard names it).
-    pub fn of_root(&self, root: &Path) -> Result<&RootJournal, NotJournaled> {
+    pub fn of_root(&self, root: &Path) -> Result<&Arc<RootJournal>, NotJournaled> {
         match self.roots.iter().find(|(r, _)| r == root) {
             Some((_, Ok(journal))) => Ok(journal),
             Some((_, Err(why))) => Err(NotJournaled(why.clone())),
@@ -226,6 +227,8 @@ pub struct RootJournal {
     /// Its directories, made at the first edit (a server that edits
     /// nothing leaves nothing behind).
     made: std::sync::OnceLock<Result<(), String>>,
+    /// A pruning of this process is under way on its own thread.
+    pruning: AtomicBool,
 }
 
 /// Entries a process writes between two prunings at most.
@@ -324,6 +327,7 @@ impl RootJournal {
             estimate: AtomicU64::new(u64::MAX),
             since_prune: AtomicU64::new(0),
             made: std::sync::OnceLock::new(),
+            pruning: AtomicBool::new(false),
         }
     }
 
@@ -440,7 +444,7 @@ impl RootJournal {
     /// After the edit wrote `after` to `rel`: the entry, so that it can be
     /// undone.
     pub fn record(
-        &self,
+        self: &Arc<Self>,
         before: Before,
         tool: &str,
         rel: &Path,
@@ -483,14 +487,41 @@ impl RootJournal {
         if written {
             self.estimate.fetch_add(entry.after.size, Ordering::Relaxed);
         }
+        self.prune_if_due();
+        Ok(entry)
+    }
+
+    /// Prunes on a thread of its own (it reads every entry, which must not
+    /// hold up the edit's answer) when the size limit is passed or every
+    /// [`PRUNE_EVERY`] entries; here and now when a pruning fell behind to
+    /// twice the limit, so the journal's size stays bounded whatever the
+    /// pace of edits.
+    fn prune_if_due(self: &Arc<Self>) {
         let due = self.since_prune.fetch_add(1, Ordering::Relaxed) + 1 >= PRUNE_EVERY;
         let estimate = self.estimate.load(Ordering::Relaxed);
-        if due || estimate > self.limits.max_bytes {
-            if let Err(e) = self.prune() {
-                tracing::warn!("pruning the journal {}: {e}", self.dir.display());
+        let report = |journal: &RootJournal, result: io::Result<()>| {
+            if let Err(e) = result {
+                tracing::warn!("pruning the journal {}: {e}", journal.dir.display());
             }
+        };
+        if estimate != u64::MAX && estimate > self.limits.max_bytes.saturating_mul(2) {
+            report(self, self.prune());
+            return;
         }
-        Ok(entry)
+        if !(due || estimate > self.limits.max_bytes) || self.pruning.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let journal = Arc::clone(self);
+        let spawned = std::thread::Builder::new()
+            .name("journal-prune".into())
+            .spawn(move || {
+                report(&journal, journal.prune());
+                journal.pruning.store(false, Ordering::Release);
+            });
+        if spawned.is_err() {
+            report(self, self.prune());
+            self.pruning.store(false, Ordering::Release);
+        }
     }
 
     fn entry_path(&self, id: &str, undone: bool) -> PathBuf {
@@ -759,4 +790,132 @@ pub fn undo_held(
     };
     journal.mark_undone(entry).map_err(UndoError::Io)?;
     Ok(undone)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn journal(limits: Limits) -> (tempfile::TempDir, Arc<RootJournal>) {
+        let state = tempfile::tempdir().unwrap();
+        let root = PathBuf::from("/some/root");
+        let journal = Journal::open(state.path(), limits, std::slice::from_ref(&root));
+        let root_journal = Arc::clone(journal.of_root(&root).unwrap());
+        (state, root_journal)
+    }
+
+    fn edit(journal: &Arc<RootJournal>, before: &[u8], after: &[u8]) -> Entry {
+        let started = journal.before(Some((before, Some(0o644)))).unwrap();
+        journal
+            .record(started, "replace", Path::new("a/b.txt"), after, (1, 1))
+            .unwrap()
+    }
+
+    #[test]
+    fn an_edit_is_found_with_both_contents_and_can_be_marked_undone_once() {
+        let (_state, journal) = journal(Limits::default());
+        let entry = edit(&journal, b"old\n", b"new\n");
+        let found = journal.last_of(Path::new("a/b.txt")).unwrap().unwrap();
+        assert_eq!(found.id, entry.id);
+        assert_eq!(found.path, "a/b.txt");
+        assert_eq!(
+            journal.content(found.before.as_ref().unwrap()).unwrap(),
+            b"old\n"
+        );
+        assert_eq!(journal.content(&found.after).unwrap(), b"new\n");
+        assert!(journal.mark_undone(&found).unwrap());
+        assert!(!journal.mark_undone(&found).unwrap());
+        assert!(journal.last_of(Path::new("a/b.txt")).unwrap().is_none());
+        assert!(journal.entries().unwrap()[0].undone);
+    }
+
+    #[test]
+    fn a_damaged_copy_is_refused() {
+        let (_state, journal) = journal(Limits::default());
+        let entry = edit(&journal, b"old\n", b"new\n");
+        let before = entry.before.unwrap();
+        std::fs::write(journal.blob_path(&before.hash), b"odd\n").unwrap();
+        let e = journal.content(&before).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+    }
+
+    #[test]
+    fn pruning_drops_the_oldest_keeps_the_newest_and_what_edits_in_flight_need() {
+        let limits = Limits {
+            max_bytes: 3000,
+            ..Limits::default()
+        };
+        let (_state, journal) = journal(limits);
+        let contents: Vec<Vec<u8>> = (0..6u8).map(|i| vec![b'a' + i; 1000]).collect();
+        let mut entries = Vec::new();
+        for pair in contents.windows(2) {
+            entries.push(edit(&journal, &pair[0], &pair[1]));
+        }
+        // An edit in flight holds a content no entry names.
+        let in_flight = journal.before(Some((&[b'z'; 1000], None))).unwrap();
+        journal.prune().unwrap();
+        let kept: Vec<String> = journal
+            .entries()
+            .unwrap()
+            .into_iter()
+            .map(|e| e.id)
+            .collect();
+        let last = entries.last().unwrap();
+        assert!(kept.contains(&last.id), "the newest edit stays");
+        assert!(!kept.contains(&entries[0].id), "the oldest goes");
+        assert!(journal.content(&last.after).is_ok());
+        assert!(journal.content(in_flight.version().unwrap()).is_ok());
+        // Blobs named by kept entries and the edit in flight, no more.
+        let named: std::collections::HashSet<String> = journal
+            .entries()
+            .unwrap()
+            .iter()
+            .flat_map(|e| e.before.iter().chain([&e.after]).map(|v| v.hash.clone()))
+            .chain([in_flight.version().unwrap().hash.clone()])
+            .collect();
+        let stored: std::collections::HashSet<String> = list(&journal.dir.join("blobs"))
+            .unwrap()
+            .into_iter()
+            .map(|(_, name, _)| name)
+            .collect();
+        assert_eq!(stored, named);
+        assert!(journal.stored_bytes().unwrap() <= 3000 + 1000);
+        // Once the edit in flight is gone, its content goes at the next pruning.
+        drop(in_flight);
+        journal.prune().unwrap();
+        assert!(journal.stored_bytes().unwrap() <= 3000);
+    }
+
+    #[test]
+    fn a_file_over_the_size_limit_is_not_journaled() {
+        let (_state, journal) = journal(Limits {
+            max_file: 10,
+            ..Limits::default()
+        });
+        let e = journal.before(Some((&[0; 11], None))).unwrap_err();
+        assert!(e.0.contains("not journaled"), "{e}");
+    }
+
+    #[test]
+    fn a_state_directory_inside_a_root_keeps_no_journal() {
+        let state = tempfile::tempdir().unwrap();
+        let root = state.path().to_path_buf();
+        let journal = Journal::open(
+            &state.path().join("state"),
+            Limits::default(),
+            std::slice::from_ref(&root),
+        );
+        let e = journal.of_root(&root).unwrap_err();
+        assert!(e.0.contains("inside the root"), "{e}");
+    }
+
+    #[test]
+    fn paths_are_written_with_slashes_and_only_plain_components() {
+        assert_eq!(
+            relative_text(Path::new("a/b/c.txt")).as_deref(),
+            Some("a/b/c.txt")
+        );
+        assert_eq!(relative_text(Path::new("../x")), None);
+        assert_eq!(relative_text(Path::new("")), None);
+    }
 }

@@ -14,7 +14,8 @@
 //! On Windows there is no such lock: the per-process lock and that check.
 
 use std::ffi::OsString;
-use std::fs::{File, Metadata};
+use std::fs::File;
+pub use std::fs::Metadata;
 use std::io::{self, Read};
 use std::time::{Duration, Instant};
 
@@ -355,6 +356,20 @@ pub fn remove(guard: &Guard, target: &Target, held: &mut Held) -> io::Result<()>
         }
     };
     atomic::remove_read(dir, name, &metadata)
+}
+
+/// Unix permission bits, where there are any.
+pub fn mode_bits(metadata: &Metadata) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some(metadata.mode() & 0o7777)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = metadata;
+        None
+    }
 }
 
 /// Which version of a file a session saw: what tells a later change by

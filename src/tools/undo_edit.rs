@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::writes::{Holding, hold, root_and_rel, target_error_message};
-use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
+use super::{CallContext, State, ToolError, ToolResult, ToolSpec, blocking, parse_args};
 use crate::fs::journal::{self, Entry, RootJournal, UndoError, Undone};
 use crate::fs::writing::{self, FileVersion, Target};
 use crate::mcp::params::{Alias, JsonObject};
@@ -58,12 +58,13 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let state = ctx.state.clone();
     let target = writing::target(&state.guard, &params.file_path)
         .map_err(|e| target_error_message(&state, e))?;
-    let cost = target.existing_size().saturating_mul(2);
     // As for every write: none may land while a line that runs git has
     // its configuration checked.
     let writing = state.writes.writing().await;
     let holding = hold(&state, &target).await?;
-    run_sized(cost, move || {
+    // Off the protocol thread whatever the file's size: finding the edit
+    // reads the journal's entries.
+    blocking(move || {
         let _writing = writing;
         undo(&state, target, holding)
     })

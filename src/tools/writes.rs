@@ -2,15 +2,15 @@
 //! for refused targets, placeholders and hard links, and holding, reading
 //! and committing a file with those messages.
 
-use std::fs::Metadata;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::seen::Sighting;
 use super::{State, ToolError};
 use crate::fs::atomic;
 use crate::fs::guard::Guard;
 use crate::fs::journal::{Before, NotJournaled, RootJournal};
-use crate::fs::writing::{self, Existing, FileVersion, Held, Target, TargetError};
+use crate::fs::writing::{self, Existing, FileVersion, Held, Metadata, Target, TargetError};
 use crate::text::diff;
 
 /// Messages shared by the two write tools for a refused target.
@@ -161,7 +161,7 @@ pub fn placeholder_message(state: &State, line: &str, param: &str) -> ToolError 
 /// An edit's journal entry in the making: what the file held, stored
 /// before the edit writes (or why it is not journaled).
 pub struct Journaling<'a> {
-    started: Result<(&'a RootJournal, Before), NotJournaled>,
+    started: Result<(&'a Arc<RootJournal>, Before), NotJournaled>,
     rel: PathBuf,
 }
 
@@ -186,24 +186,11 @@ pub fn journal_before<'a>(
         };
     };
     let started = state.journal.of_root(root).and_then(|journal| {
-        let before = journal.before(existing.map(|e| (e.bytes.as_slice(), mode(&e.metadata))))?;
+        let before = journal
+            .before(existing.map(|e| (e.bytes.as_slice(), writing::mode_bits(&e.metadata))))?;
         Ok((journal, before))
     });
     Journaling { started, rel }
-}
-
-/// Unix permission bits, where there are any.
-fn mode(metadata: &Metadata) -> Option<u32> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        Some(metadata.mode() & 0o7777)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = metadata;
-        None
-    }
 }
 
 /// After an edit of `target` wrote `bytes` (the new file's metadata

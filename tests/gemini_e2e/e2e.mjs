@@ -43,7 +43,7 @@ const READ_TOOLS = {
   "gemini-0.24": ["read_file", "list_directory", "glob", "search_file_content", "read_many_files", "file_read"],
   "gemini-current": ["read_file", "list_directory", "glob", "grep_search", "read_many_files", "file_read"],
 };
-const WRITE_TOOLS = ["write_file", "replace"];
+const WRITE_TOOLS = ["write_file", "replace", "undo_edit"];
 // Gemini CLI's own file tools, which the extension turns off.
 const BUILT_IN_FILE_TOOLS = ["read_file", "write_file", "replace", "list_directory", "glob", "grep_search", "read_many_files"];
 
@@ -300,7 +300,7 @@ function toolsOffered() {
     } else {
       const edits = approval === "auto_edit" ? WRITE_TOOLS : [];
       const expected = [...READ_TOOLS[client.dialect], ...(mode === "read-only" ? ["bash"] : []), ...edits].sort();
-      check(group, `exactly the read-only tools${mode === "read-only" ? " and bash" : ""}${edits.length ? ", write_file and replace" : ""}`,
+      check(group, `exactly the read-only tools${mode === "read-only" ? " and bash" : ""}${edits.length ? ", write_file, replace and undo_edit" : ""}`,
         JSON.stringify([...offered].sort()) === JSON.stringify(expected),
         `offered: ${offered.join(", ")}; expected: ${expected.join(", ")}`);
     }

@@ -548,3 +548,30 @@ async fn undo_edit_is_offered_in_both_dialects_and_can_be_disabled() {
     let tools = server.client.list_all_tools().await.unwrap();
     assert!(!tools.iter().any(|t| t.name == "undo_edit"));
 }
+
+#[tokio::test]
+async fn a_rewrite_that_keeps_the_size_and_sets_the_time_back_is_still_seen_as_a_change() {
+    let s = Setup::new();
+    let f = s.root.file("same.txt", "abc\n");
+    let server = s.server(&[]).await;
+    server
+        .ok_text("read_file", json!({"path": "same.txt"}))
+        .await;
+    let modified = std::fs::metadata(&f).unwrap().modified().unwrap();
+    std::fs::write(&f, "xyz\n").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&f)
+        .unwrap()
+        .set_modified(modified)
+        .unwrap();
+    assert_eq!(std::fs::metadata(&f).unwrap().modified().unwrap(), modified);
+    let text = server
+        .err_text(
+            "write_file",
+            json!({"file_path": "same.txt", "content": "abd\n"}),
+        )
+        .await;
+    assert!(text.contains("changed on disk since"), "{text}");
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "xyz\n");
+}

@@ -88,8 +88,7 @@ impl<'a> Replacing<'a> {
 }
 
 /// Writes `bytes` as the file `name` in `dir`, atomically, replacing what
-/// `replacing` says. Ok: the new file's metadata, taken before the rename
-/// (which moves only its change time).
+/// `replacing` says. Ok: the new file's metadata, once renamed.
 pub fn write(
     dir: &DirHandle,
     name: &OsStr,
@@ -368,7 +367,6 @@ mod sys {
                 crate::fs::kept::pass_on(previous, &file)?;
             }
             file.sync_data()?;
-            let written = file.metadata()?;
             pause_before_rename();
             match replacing {
                 Replacing::Read(previous) => {
@@ -378,7 +376,8 @@ mod sys {
                 Replacing::Whatever => rustix::fs::renameat(dir, temp.as_str(), dir, name)?,
                 Replacing::Nothing => rename_new(dir, &temp, name)?,
             }
-            Ok(written)
+            // After the rename, which moves the change time.
+            file.metadata()
         })();
         if result.is_err() {
             let _ = rustix::fs::unlinkat(dir, temp.as_str(), AtFlags::empty());

@@ -374,13 +374,15 @@ pub fn mode_bits(metadata: &Metadata) -> Option<u32> {
 
 /// Which version of a file a session saw: what tells a later change by
 /// anyone (an editor's save makes a new inode, a rewrite in place moves the
-/// modification time or the size).
+/// change time, and the modification time or the size).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileVersion {
     size: u64,
     modified: Option<std::time::SystemTime>,
+    /// Device, inode, and change time (which no one can set back: a
+    /// rewrite that restores the size and modification time still moves it).
     #[cfg(unix)]
-    inode: (u64, u64),
+    inode: (u64, u64, i64, i64),
     #[cfg(windows)]
     created: Option<std::time::SystemTime>,
 }
@@ -393,7 +395,12 @@ impl FileVersion {
             size: metadata.len(),
             modified: metadata.modified().ok(),
             #[cfg(unix)]
-            inode: (metadata.dev(), metadata.ino()),
+            inode: (
+                metadata.dev(),
+                metadata.ino(),
+                metadata.ctime(),
+                metadata.ctime_nsec(),
+            ),
             #[cfg(windows)]
             created: metadata.created().ok(),
         }

@@ -100,7 +100,7 @@ fn history(args: &HistoryArgs, state_dir: Option<&Path>, limits: Limits) -> Resu
         if chosen.is_empty() {
             continue;
         }
-        text.push_str(&format!("{}:\n", journal.root().display()));
+        text.push_str(&format!("{}:\n", shown(&journal.root().to_string_lossy())));
         for entry in &chosen[chosen.len().saturating_sub(args.last)..] {
             text.push_str(&format!(
                 "  {}  {}  {:<10} +{} -{}  {}{}\n",
@@ -109,7 +109,7 @@ fn history(args: &HistoryArgs, state_dir: Option<&Path>, limits: Limits) -> Resu
                 entry.tool,
                 entry.added,
                 entry.removed,
-                entry.path,
+                shown(&entry.path),
                 if entry.undone { "  (undone)" } else { "" }
             ));
         }
@@ -120,6 +120,12 @@ fn history(args: &HistoryArgs, state_dir: Option<&Path>, limits: Limits) -> Resu
             + ".\n";
     }
     Ok(text)
+}
+
+/// A name as a terminal may show it: control characters escaped, so a
+/// file name cannot forge or erase lines.
+fn shown(name: &str) -> std::borrow::Cow<'_, str> {
+    crate::text::names::escape_name(name.as_bytes()).0
 }
 
 /// The edit whose id is `id` or starts with it (only one may).
@@ -160,7 +166,7 @@ fn shown_diff(journal: &RootJournal, entry: &Entry) -> String {
                 "{} {} of {} ({}){}\n{unified}",
                 entry.short_id(),
                 edit_named(entry),
-                journal.root().join(&entry.path).display(),
+                shown(&journal.root().join(&entry.path).to_string_lossy()),
                 if entry.before.is_none() {
                     "created it"
                 } else {
@@ -218,6 +224,16 @@ fn undo(args: &UndoArgs, state_dir: Option<&Path>, limits: Limits) -> Result<Str
         }
     };
     let guard = Guard::new(&[journal.root()]).map_err(|e| e.to_string())?;
+    // The root as it is now must be the directory the edit was made in: a
+    // root replaced by a link would lead the undo elsewhere.
+    if guard.roots().next() != Some(journal.root()) {
+        return Err(format!(
+            "the root {} is no longer the directory the edit was made in (it now leads to {}); \
+             nothing was changed",
+            journal.root().display(),
+            guard.primary().display()
+        ));
+    }
     let shown = journal.root().join(&entry.path);
     let target = writing::target(&guard, &shown.to_string_lossy()).map_err(|e| {
         let why = match e {

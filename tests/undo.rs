@@ -55,13 +55,11 @@ impl Setup {
             std::fs::read_dir(dir).map_or(0, |listing| {
                 listing
                     .flatten()
-                    .map(|e| {
-                        let meta = e.metadata().unwrap();
-                        if meta.is_dir() {
-                            walk(&e.path())
-                        } else {
-                            meta.len()
-                        }
+                    // A file pruned meanwhile weighs nothing.
+                    .map(|e| match e.metadata() {
+                        Ok(meta) if meta.is_dir() => walk(&e.path()),
+                        Ok(meta) => meta.len(),
+                        Err(_) => 0,
                     })
                     .sum()
             })
@@ -574,4 +572,178 @@ async fn a_rewrite_that_keeps_the_size_and_sets_the_time_back_is_still_seen_as_a
         .await;
     assert!(text.contains("changed on disk since"), "{text}");
     assert_eq!(std::fs::read_to_string(&f).unwrap(), "xyz\n");
+}
+
+#[tokio::test]
+async fn a_state_directory_reached_through_a_link_into_a_root_keeps_no_journal() {
+    let root = Scratch::new();
+    root.file("a.txt", "one\n");
+    let elsewhere = Scratch::new();
+    let link = elsewhere.path.join("state-link");
+    std::os::unix::fs::symlink(&root.path, &link).unwrap();
+    // Through a link, and with the root inside the state directory.
+    for state in [
+        link.join(".state"),
+        root.path.parent().unwrap().to_path_buf(),
+    ] {
+        let server = Server::start(&[&root.path], &["--state-dir", state.to_str().unwrap()]).await;
+        let text = server
+            .ok_text(
+                "write_file",
+                json!({"file_path": "a.txt", "content": format!("{}\n", state.display())}),
+            )
+            .await;
+        assert!(text.contains("not in the journal"), "{text}");
+        assert!(!root.path.join(".state").exists());
+        assert!(!root.path.parent().unwrap().join("journal").exists());
+    }
+}
+
+#[tokio::test]
+async fn the_users_undo_refuses_a_root_replaced_by_a_link_and_writes_nothing_outside() {
+    let s = Setup::new();
+    let outside = Scratch::new();
+    let server = s.server(&[]).await;
+    server
+        .ok_text(
+            "write_file",
+            json!({"file_path": "made.txt", "content": "x\n"}),
+        )
+        .await;
+    server
+        .ok_text(
+            "write_file",
+            json!({"file_path": "made.txt", "content": "y\n"}),
+        )
+        .await;
+    drop(server);
+    // The root's directory is moved away and a link to another takes its place.
+    let moved = s.root.path.with_extension("moved");
+    std::fs::rename(&s.root.path, &moved).unwrap();
+    std::os::unix::fs::symlink(&outside.path, &s.root.path).unwrap();
+    let listed = stdout(&s.cli(&["history"]));
+    let id = listed
+        .lines()
+        .nth(2)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap();
+    let out = s.cli(&["undo", id, "--force"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("no longer the directory"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!outside.path.join("made.txt").exists());
+    std::fs::remove_file(&s.root.path).unwrap();
+    std::fs::rename(&moved, &s.root.path).unwrap();
+}
+
+#[tokio::test]
+async fn a_file_brought_back_with_force_gets_its_old_permission_bits() {
+    let s = Setup::new();
+    let f = s.root.file("secret.env", "TOKEN=1\n");
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let server = s.server(&[]).await;
+    server
+        .ok_text(
+            "replace",
+            json!({"file_path": "secret.env", "old_string": "1", "new_string": "2"}),
+        )
+        .await;
+    std::fs::remove_file(&f).unwrap();
+    let out = s.cli(&["undo", f.to_str().unwrap(), "--force"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "TOKEN=1\n");
+    assert_eq!(mode_of(&f), 0o600);
+}
+
+#[tokio::test]
+async fn write_file_refuses_a_path_that_now_leads_to_another_file() {
+    let s = Setup::new();
+    let a = s.root.file("a.txt", "a\n");
+    let c = s.root.file("c.txt", "precious\n");
+    let server = s.server(&[]).await;
+    server.ok_text("read_file", json!({"path": "a.txt"})).await;
+    std::fs::remove_file(&a).unwrap();
+    std::os::unix::fs::symlink(&c, &a).unwrap();
+    let text = server
+        .err_text(
+            "write_file",
+            json!({"file_path": "a.txt", "content": "new\n"}),
+        )
+        .await;
+    assert!(text.contains("leads to another file"), "{text}");
+    assert_eq!(std::fs::read_to_string(&c).unwrap(), "precious\n");
+}
+
+#[tokio::test]
+async fn undo_never_removes_through_a_link_or_a_read_only_file() {
+    let s = Setup::new();
+    let report = s.root.file("report.txt", "same\n");
+    let server = s.server(&[]).await;
+    server
+        .ok_text(
+            "write_file",
+            json!({"file_path": "notes.txt", "content": "same\n"}),
+        )
+        .await;
+    let notes = s.root.path.join("notes.txt");
+    std::fs::remove_file(&notes).unwrap();
+    std::os::unix::fs::symlink(&report, &notes).unwrap();
+    let listed = stdout(&s.cli(&["history"]));
+    let id = listed
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap();
+    let out = s.cli(&["undo", id]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert_eq!(std::fs::read_to_string(&report).unwrap(), "same\n");
+    // A created file the user then made read-only stays.
+    server
+        .ok_text(
+            "write_file",
+            json!({"file_path": "ro.txt", "content": "keep\n"}),
+        )
+        .await;
+    let ro = s.root.path.join("ro.txt");
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o444)).unwrap();
+    server
+        .err_text("undo_edit", json!({"file_path": "ro.txt"}))
+        .await;
+    assert_eq!(std::fs::read_to_string(&ro).unwrap(), "keep\n");
+}
+
+#[tokio::test]
+async fn history_shows_control_characters_in_names_escaped() {
+    let s = Setup::new();
+    let server = s.server(&[]).await;
+    let name = "evil\n  deadbeef  fake\u{1b}[2K.txt";
+    server
+        .ok_text("write_file", json!({"file_path": name, "content": "x\n"}))
+        .await;
+    let listed = stdout(&s.cli(&["history"]));
+    assert!(!listed.contains('\u{1b}'), "{listed:?}");
+    assert_eq!(listed.lines().count(), 2, "{listed:?}");
+}
+
+#[tokio::test]
+async fn many_tiny_edits_keep_the_entries_within_the_limit_too() {
+    let s = Setup::new();
+    let long = format!("{}/f.txt", "d".repeat(200));
+    let server = s.server(&["--journal-max-mb", "1"]).await;
+    for i in 0..3000 {
+        server
+            .ok_text(
+                "write_file",
+                json!({"file_path": long, "content": format!("{}", i % 2)}),
+            )
+            .await;
+    }
+    s.assert_settles_within(1024 * 1024, 3000).await;
 }

@@ -9,21 +9,24 @@
 //!
 //! ```text
 //! journal/<key>/root                 the root's path (key: 16 hex digits of its SHA-256)
-//! journal/<key>/entries/<id>.json    one edit; renamed to <id>.undone once undone
-//! journal/<key>/blobs/<sha256>       content by its hash: an edit's result is usually
-//!                                    the next edit's starting point, stored once
-//! journal/<key>/pending/<sha256>.<n> a blob an edit in flight relies on
+//! journal/<key>/entries/<id>.json    one edit; renamed to <id>.undone once undone. Contents
+//!                                    up to 16 KiB are inside it (one file per small edit)
+//! journal/<key>/blobs/<sha256>       larger contents by their hash: an edit's result is
+//!                                    usually the next edit's starting point, stored once
 //! journal/<key>/lock                 shared by writers, exclusive while pruning
 //! ```
 //!
-//! Several servers (and `rootbound undo`) share it safely: every entry is a
-//! file of its own with a unique id (time, process, counter), every blob is
-//! written under a temporary name and renamed, and pruning takes the lock
-//! exclusively and keeps every blob an entry or a pending mark names. A
-//! writer makes its blob and its mark (or its entry) under the shared lock,
-//! so pruning sees both or neither. Nothing is synced to disk: a blob whose
-//! hash does not match (after a crash) is refused when an undo needs it.
-//! Directories are made with mode 0700 and files with 0600.
+//! An edit's entry and contents are written before the edit's file is, so
+//! what it replaces is never lost; an edit that then fails removes its
+//! entry. Several servers (and `rootbound undo`) share the journal safely:
+//! every entry is a file of its own with a unique id (time, process,
+//! counter), created exclusively; an edit writes its blobs and its entry
+//! under the shared lock, and pruning holds it exclusively, so it never
+//! sees an edit half made, and keeps every blob a remaining entry names.
+//! Nothing is synced to disk: a content whose hash does not match (after a
+//! crash) is refused when an undo needs it, and a blob cut short is written
+//! again whole by the next edit that needs it. Directories are made with
+//! mode 0700 and files with 0600.
 
 use std::collections::HashMap;
 use std::fs::{self, File};
@@ -88,15 +91,30 @@ pub struct Version {
     /// Unix permission bits, where there are any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<u32>,
+    /// The content itself, base64, when it is at most [`INLINE_BYTES`]:
+    /// kept in the entry, so that a small edit makes one file, not three.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    data: Option<String>,
 }
+
+/// Contents up to this size are kept inside their entry.
+const INLINE_BYTES: usize = 16 * 1024;
 
 impl Version {
     fn of(bytes: &[u8], mode: Option<u32>) -> Version {
+        use base64::Engine;
         Version {
             hash: hash_hex(bytes),
             size: bytes.len() as u64,
             mode,
+            data: (bytes.len() <= INLINE_BYTES)
+                .then(|| base64::engine::general_purpose::STANDARD.encode(bytes)),
         }
+    }
+
+    /// Whether the content is kept inside the entry (else in a blob).
+    fn inline(&self) -> bool {
+        self.data.is_some()
     }
 }
 
@@ -150,17 +168,12 @@ impl Journal {
     /// be made, or that holds the state directory, gets none (and the
     /// reason, for the answers that would have used it).
     pub fn open(state_dir: &Path, limits: Limits, roots: &[PathBuf]) -> Journal {
-        let inside = roots.iter().find(|root| state_dir.starts_with(root));
+        let overlap = overlap(state_dir, roots);
         let roots = roots
             .iter()
             .map(|root| {
-                let journal = match inside {
-                    Some(holder) => Err(format!(
-                        "the journal's directory {} is inside the root {}, where a tool call \
-                         could change it; start the server with --state-dir outside the roots",
-                        state_dir.display(),
-                        holder.display()
-                    )),
+                let journal = match &overlap {
+                    Some(why) => Err(why.clone()),
                     None => Ok(Arc::new(RootJournal::planned(state_dir, root, limits))),
                 };
                 if let Err(why) = &journal {
@@ -192,6 +205,61 @@ impl Journal {
     }
 }
 
+/// Why a journal in `state_dir` could be changed by a call on `roots`
+/// (None: it cannot): the state directory inside a root or a root inside
+/// it, compared as written and with every link resolved (the roots are
+/// resolved already). A state directory spelled with `..` is refused.
+fn overlap(state_dir: &Path, roots: &[PathBuf]) -> Option<String> {
+    if state_dir
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return Some(format!(
+            "the state directory {} is spelled with '..'; name it without",
+            state_dir.display()
+        ));
+    }
+    let resolved = resolved_best_effort(state_dir);
+    for root in roots {
+        for state in [state_dir, resolved.as_path()] {
+            if state.starts_with(root) || root.starts_with(state) {
+                return Some(format!(
+                    "the journal's directory {} {} the root {}, where a tool call could change \
+                     it; start the server with --state-dir outside the roots",
+                    state_dir.display(),
+                    if state.starts_with(root) {
+                        "is inside"
+                    } else {
+                        "holds"
+                    },
+                    root.display()
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// `path` with every link resolved, as far as it exists (the rest is
+/// appended as written).
+fn resolved_best_effort(path: &Path) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(mut resolved) = fs::canonicalize(&existing) {
+            resolved.extend(rest.iter().rev());
+            return resolved;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
 /// Every root's journal found in `state_dir` (for `rootbound history`).
 pub fn all_in(state_dir: &Path, limits: Limits) -> io::Result<Vec<RootJournal>> {
     let base = state_dir.join("journal");
@@ -206,7 +274,15 @@ pub fn all_in(state_dir: &Path, limits: Limits) -> io::Result<Vec<RootJournal>> 
         let Ok(root) = fs::read_to_string(dir.join("root")) else {
             continue;
         };
-        found.push(RootJournal::at(dir, PathBuf::from(root), limits));
+        let root = PathBuf::from(root);
+        // A journal whose directory is not named after its root is not one
+        // this program made.
+        let named = dir.file_name().and_then(|n| n.to_str()) == Some(&RootJournal::key(&root));
+        if !root.is_absolute() || !named {
+            tracing::warn!("{} is not a journal rootbound made; skipped", dir.display());
+            continue;
+        }
+        found.push(RootJournal::at(dir, root, limits));
     }
     found.sort_by(|a, b| a.root.cmp(&b.root));
     Ok(found)
@@ -218,8 +294,8 @@ pub struct RootJournal {
     root: PathBuf,
     dir: PathBuf,
     limits: Limits,
-    /// This process's idea of the blobs' total size (u64::MAX: not known
-    /// yet, so the first edit prunes, which counts them).
+    /// This process's idea of the journal's size: what it counted at its
+    /// last pruning and what it wrote since.
     estimate: AtomicU64,
     /// Entries this process wrote since it last pruned (another server's
     /// growth and the age limit are caught every [`PRUNE_EVERY`]).
@@ -229,14 +305,25 @@ pub struct RootJournal {
     made: std::sync::OnceLock<Result<(), String>>,
     /// A pruning of this process is under way on its own thread.
     pruning: AtomicBool,
+    /// The lock file, held shared while any edit of this process writes
+    /// (opened once; the count says how many), so pruning, which holds it
+    /// exclusively through another descriptor, sees an edit whole or not.
+    shared: std::sync::Mutex<(Option<File>, usize)>,
 }
 
 /// Entries a process writes between two prunings at most.
 const PRUNE_EVERY: u64 = 64;
 
-/// Temporary blobs and pending marks older than this are a crashed
+/// Temporary blobs and unreadable entries older than this are a crashed
 /// writer's.
 const STALE: Duration = Duration::from_secs(3600);
+
+/// Entry files that do not parse, with their age.
+type Damaged = Vec<(PathBuf, Duration)>;
+
+/// What an entry weighs against the size limit besides its inline
+/// contents (about its JSON and its file).
+const ENTRY_BYTES: u64 = 512;
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -290,26 +377,42 @@ fn now_secs() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// What an edit in flight found, recorded before it writes: its blob is
-/// kept by a pending mark until [`RootJournal::record`] writes the entry
-/// (or this is dropped: the edit did not happen).
-#[derive(Debug)]
-pub struct Before {
-    version: Option<Version>,
-    mark: Option<PathBuf>,
+/// The content an edit replaces.
+#[derive(Debug, Clone, Copy)]
+pub struct Content<'a> {
+    pub bytes: &'a [u8],
+    /// Unix permission bits, where there are any.
+    pub mode: Option<u32>,
+    /// Its version as the journal already holds it (the session's own last
+    /// write of the file, unchanged since): spares hashing it again.
+    pub known: Option<&'a Version>,
 }
 
-impl Before {
-    /// The version the edit started from (None: no file).
-    pub fn version(&self) -> Option<&Version> {
-        self.version.as_ref()
+/// An edit's entry, written before the edit's file is (so that what it
+/// replaces is never lost); removed again when dropped without
+/// [`Recorded::keep`]: the edit did not happen.
+#[derive(Debug)]
+pub struct Recorded {
+    journal: Arc<RootJournal>,
+    entry: Option<Entry>,
+}
+
+impl Recorded {
+    /// The edit happened: the entry stays.
+    pub fn keep(mut self) -> Entry {
+        let entry = self
+            .entry
+            .take()
+            .unwrap_or_else(|| unreachable!("kept once"));
+        self.journal.prune_if_due();
+        entry
     }
 }
 
-impl Drop for Before {
+impl Drop for Recorded {
     fn drop(&mut self) {
-        if let Some(mark) = self.mark.take() {
-            let _ = fs::remove_file(mark);
+        if let Some(entry) = self.entry.take() {
+            let _ = fs::remove_file(self.journal.entry_path(&entry.id, false));
         }
     }
 }
@@ -324,10 +427,12 @@ impl RootJournal {
             root,
             dir,
             limits,
-            estimate: AtomicU64::new(u64::MAX),
-            since_prune: AtomicU64::new(0),
+            estimate: AtomicU64::new(0),
+            // The first edit prunes, which counts what is there.
+            since_prune: AtomicU64::new(PRUNE_EVERY),
             made: std::sync::OnceLock::new(),
             pruning: AtomicBool::new(false),
+            shared: std::sync::Mutex::new((None, 0)),
         }
     }
 
@@ -340,7 +445,7 @@ impl RootJournal {
     fn made(&self) -> Result<(), NotJournaled> {
         let made = self.made.get_or_init(|| {
             let make = || {
-                for sub in ["entries", "blobs", "pending"] {
+                for sub in ["entries", "blobs"] {
                     private_dir(&self.dir.join(sub))?;
                 }
                 let root_file = self.dir.join("root");
@@ -370,68 +475,85 @@ impl RootJournal {
         &self.dir
     }
 
-    fn lock(&self, exclusive: bool) -> io::Result<File> {
+    fn open_lock(&self) -> io::Result<File> {
         let mut options = fs::OpenOptions::new();
         options.read(true).write(true).create(true).truncate(false);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let file = options.open(self.dir.join("lock"))?;
-        if exclusive {
-            file.lock()?;
-        } else {
-            file.lock_shared()?;
+        options.open(self.dir.join("lock"))
+    }
+
+    /// Runs `write` under the shared lock.
+    fn shared<T>(&self, write: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+        {
+            let mut shared = self
+                .shared
+                .lock()
+                .map_err(|_| io::Error::other("poisoned"))?;
+            if shared.1 == 0 {
+                if shared.0.is_none() {
+                    shared.0 = Some(self.open_lock()?);
+                }
+                if let Some(file) = &shared.0 {
+                    file.lock_shared()?;
+                }
+            }
+            shared.1 += 1;
         }
-        Ok(file)
+        let result = write();
+        if let Ok(mut shared) = self.shared.lock() {
+            shared.1 -= 1;
+            if shared.1 == 0
+                && let Some(file) = &shared.0
+            {
+                let _ = file.unlock();
+            }
+        }
+        result
     }
 
     fn blob_path(&self, hash: &str) -> PathBuf {
         self.dir.join("blobs").join(hash)
     }
 
-    /// Stores `bytes` as the blob `hash` unless it is there; true when it
-    /// was written. Under the shared lock.
-    fn ensure_blob(&self, hash: &str, bytes: &[u8]) -> io::Result<bool> {
-        let path = self.blob_path(hash);
-        if fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64) {
-            return Ok(false);
+    /// Stores `bytes` as the blob of `version` unless it is inline or there
+    /// already; the bytes written. Under the shared lock.
+    fn ensure_blob(&self, version: &Version, bytes: &[u8]) -> io::Result<u64> {
+        if version.inline() {
+            return Ok(0);
         }
-        write_private(&path, bytes)?;
-        Ok(true)
+        let path = self.blob_path(&version.hash);
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        match options.open(&path) {
+            Ok(mut file) => {
+                if let Err(e) = file.write_all(bytes) {
+                    let _ = fs::remove_file(&path);
+                    return Err(e);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                // Another writer's, complete or not (a crash): a short one
+                // is written again, whole, under another name and renamed.
+                if fs::symlink_metadata(&path).is_ok_and(|m| m.len() == version.size) {
+                    return Ok(0);
+                }
+                write_private(&path, bytes)?;
+            }
+            Err(e) => return Err(e),
+        }
+        Ok(version.size)
     }
 
-    /// Before an edit changes the file `rel` (relative to the root): stores
-    /// what is there now (`existing`: its bytes and mode; None for no file).
-    pub fn before(&self, existing: Option<(&[u8], Option<u32>)>) -> Result<Before, NotJournaled> {
-        self.made()?;
-        let Some((bytes, mode)) = existing else {
-            return Ok(Before {
-                version: None,
-                mark: None,
-            });
-        };
-        self.check_size(bytes.len() as u64)?;
-        let version = Version::of(bytes, mode);
-        let mark = self
-            .dir
-            .join("pending")
-            .join(format!("{}.{}", version.hash, unique()));
-        let stored = (|| {
-            let _lock = self.lock(false)?;
-            let written = self.ensure_blob(&version.hash, bytes)?;
-            write_private(&mark, b"")?;
-            Ok::<_, io::Error>(written)
-        })()
-        .map_err(|e| NotJournaled(format!("the journal could not be written: {e}")))?;
-        if stored {
-            self.estimate.fetch_add(version.size, Ordering::Relaxed);
-        }
-        Ok(Before {
-            version: Some(version),
-            mark: Some(mark),
-        })
+    /// Whether a file of `size` bytes is journaled.
+    pub fn takes(&self, size: u64) -> bool {
+        size <= self.limits.max_file
     }
 
-    fn check_size(&self, size: u64) -> Result<(), NotJournaled> {
+    /// Err when a file of `size` bytes is over the limit for journaling.
+    pub fn check_size(&self, size: u64) -> Result<(), NotJournaled> {
         if size > self.limits.max_file {
             return Err(NotJournaled(format!(
                 "files over {} MB are not journaled (--journal-max-file-mb)",
@@ -441,20 +563,38 @@ impl RootJournal {
         Ok(())
     }
 
-    /// After the edit wrote `after` to `rel`: the entry, so that it can be
-    /// undone.
+    /// Before an edit writes `after` to `rel` (relative to the root) over
+    /// `before` (None: no file): its entry, with both contents stored.
+    /// Keep it once the edit is written; dropped, it is removed.
     pub fn record(
         self: &Arc<Self>,
-        before: Before,
+        before: Option<Content<'_>>,
         tool: &str,
         rel: &Path,
         after: &[u8],
         (added, removed): (u64, u64),
-    ) -> Result<Entry, NotJournaled> {
+    ) -> Result<Recorded, NotJournaled> {
+        self.made()?;
+        if self.estimate.load(Ordering::Relaxed) > self.limits.max_bytes.saturating_mul(2) {
+            // Pruning fell behind: the journal's size stays bounded rather
+            // than the edit waiting for it.
+            self.prune_if_due();
+            return Err(NotJournaled(
+                "the journal is over twice its size limit while it is pruned; try again shortly"
+                    .into(),
+            ));
+        }
+        if let Some(before) = before {
+            self.check_size(before.bytes.len() as u64)?;
+        }
         self.check_size(after.len() as u64)?;
         let Some(path) = relative_text(rel) else {
             return Err(NotJournaled("its path is not UTF-8".into()));
         };
+        let before_version = before.map(|b| match b.known {
+            Some(known) if known.size == b.bytes.len() as u64 => known.clone(),
+            _ => Version::of(b.bytes, b.mode),
+        });
         let since_epoch = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
@@ -469,57 +609,60 @@ impl RootJournal {
             time: since_epoch.as_secs(),
             tool: tool.to_string(),
             path,
-            before: before.version.clone(),
-            after: Version::of(after, before.version.as_ref().and_then(|v| v.mode)),
+            after: Version::of(after, before_version.as_ref().and_then(|v| v.mode)),
+            before: before_version,
             added,
             removed,
             undone: false,
         };
-        let written = (|| {
-            let _lock = self.lock(false)?;
-            let written = self.ensure_blob(&entry.after.hash, after)?;
-            let json = serde_json::to_vec(&entry).map_err(io::Error::other)?;
-            write_private(&self.entry_path(&entry.id, false), &json)?;
-            Ok::<_, io::Error>(written)
-        })()
-        .map_err(|e| NotJournaled(format!("the journal could not be written: {e}")))?;
-        drop(before);
-        if written {
-            self.estimate.fetch_add(entry.after.size, Ordering::Relaxed);
-        }
-        self.prune_if_due();
-        Ok(entry)
+        let written = self
+            .shared(|| {
+                let mut written = 0;
+                if let (Some(version), Some(content)) = (&entry.before, before) {
+                    written += self.ensure_blob(version, content.bytes)?;
+                }
+                written += self.ensure_blob(&entry.after, after)?;
+                let json = serde_json::to_vec(&entry).map_err(io::Error::other)?;
+                let mut options = fs::OpenOptions::new();
+                options.write(true).create_new(true);
+                #[cfg(unix)]
+                std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+                let entry_path = self.entry_path(&entry.id, false);
+                let mut file = options.open(&entry_path)?;
+                if let Err(e) = file.write_all(&json) {
+                    let _ = fs::remove_file(&entry_path);
+                    return Err(e);
+                }
+                Ok(written + json.len() as u64)
+            })
+            .map_err(|e| NotJournaled(format!("the journal could not be written: {e}")))?;
+        self.estimate.fetch_add(written, Ordering::Relaxed);
+        Ok(Recorded {
+            journal: Arc::clone(self),
+            entry: Some(entry),
+        })
     }
 
-    /// Prunes on a thread of its own (it reads every entry, which must not
-    /// hold up the edit's answer) when the size limit is passed or every
-    /// [`PRUNE_EVERY`] entries; here and now when a pruning fell behind to
-    /// twice the limit, so the journal's size stays bounded whatever the
-    /// pace of edits.
+    /// Prunes on a thread of its own (it reads every entry, which must never
+    /// hold up an answer) when the size limit is passed, every
+    /// [`PRUNE_EVERY`] entries, and at the first edit.
     fn prune_if_due(self: &Arc<Self>) {
         let due = self.since_prune.fetch_add(1, Ordering::Relaxed) + 1 >= PRUNE_EVERY;
-        let estimate = self.estimate.load(Ordering::Relaxed);
-        let report = |journal: &RootJournal, result: io::Result<()>| {
-            if let Err(e) = result {
-                tracing::warn!("pruning the journal {}: {e}", journal.dir.display());
-            }
-        };
-        if estimate != u64::MAX && estimate > self.limits.max_bytes.saturating_mul(2) {
-            report(self, self.prune());
-            return;
-        }
-        if !(due || estimate > self.limits.max_bytes) || self.pruning.swap(true, Ordering::AcqRel) {
+        let over = self.estimate.load(Ordering::Relaxed) > self.limits.max_bytes;
+        if !(due || over) || self.pruning.swap(true, Ordering::AcqRel) {
             return;
         }
         let journal = Arc::clone(self);
         let spawned = std::thread::Builder::new()
             .name("journal-prune".into())
             .spawn(move || {
-                report(&journal, journal.prune());
+                if let Err(e) = journal.prune() {
+                    tracing::warn!("pruning the journal {}: {e}", journal.dir.display());
+                }
                 journal.pruning.store(false, Ordering::Release);
             });
-        if spawned.is_err() {
-            report(self, self.prune());
+        if let Err(e) = spawned {
+            tracing::warn!("no thread to prune the journal {}: {e}", self.dir.display());
             self.pruning.store(false, Ordering::Release);
         }
     }
@@ -531,14 +674,20 @@ impl RootJournal {
 
     /// Every entry, oldest first (undone ones too).
     pub fn entries(&self) -> io::Result<Vec<Entry>> {
+        Ok(self.read_entries()?.0)
+    }
+
+    /// Every entry, oldest first, and the entry files that do not parse
+    /// (being written, or left by a crash) with their age.
+    fn read_entries(&self) -> io::Result<(Vec<Entry>, Damaged)> {
         let mut entries = Vec::new();
-        let listing = match fs::read_dir(self.dir.join("entries")) {
+        let mut damaged = Vec::new();
+        let listing = match list(&self.dir.join("entries")) {
             Ok(listing) => listing,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(entries),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((entries, damaged)),
             Err(e) => return Err(e),
         };
-        for item in listing {
-            let path = item?.path();
+        for (path, _, age) in listing {
             let undone = match path.extension().and_then(|e| e.to_str()) {
                 Some("json") => false,
                 Some("undone") => true,
@@ -553,11 +702,11 @@ impl RootJournal {
                     entry.undone = undone;
                     entries.push(entry);
                 }
-                Err(e) => tracing::debug!("{}: {e}", path.display()),
+                Err(_) => damaged.push((path, age)),
             }
         }
         entries.sort_by(|a, b| a.id.cmp(&b.id));
-        Ok(entries)
+        Ok((entries, damaged))
     }
 
     /// The newest edit of `rel` not undone yet.
@@ -575,10 +724,42 @@ impl RootJournal {
     /// The content the journal holds for `version`, checked against its
     /// hash.
     pub fn content(&self, version: &Version) -> io::Result<Vec<u8>> {
+        let is_hash = version.hash.len() == 64
+            && version
+                .hash
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if !is_hash {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the journal names its copy by something that is not a SHA-256",
+            ));
+        }
         let mut bytes = Vec::new();
-        File::open(self.blob_path(&version.hash))?
-            .take(self.limits.max_file.max(version.size) + 1)
-            .read_to_end(&mut bytes)?;
+        if let Some(data) = &version.data {
+            use base64::Engine;
+            bytes = base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        } else {
+            let mut options = fs::OpenOptions::new();
+            options.read(true);
+            // Never a FIFO's endless wait, never a link.
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::custom_flags(
+                &mut options,
+                libc::O_NONBLOCK | libc::O_NOFOLLOW,
+            );
+            let file = options.open(self.blob_path(&version.hash))?;
+            if !file.metadata()?.is_file() {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "the journal's copy is not a regular file",
+                ));
+            }
+            file.take(self.limits.max_file.max(version.size) + 1)
+                .read_to_end(&mut bytes)?;
+        }
         if hash_hex(&bytes) != version.hash {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -600,45 +781,52 @@ impl RootJournal {
         }
     }
 
-    /// Drops entries past the age limit, then the oldest until the blobs
-    /// they keep fit the size limit, then every blob nothing names.
+    /// Drops entries past the age limit, then the oldest until what the
+    /// rest keep (their blobs, each once, and the entries themselves) fits
+    /// the size limit, then every blob no entry names. Holds the lock
+    /// exclusively: an edit writes its blobs and its entry under the shared
+    /// lock, so none is seen half made.
     pub fn prune(&self) -> io::Result<()> {
-        let _lock = self.lock(true)?;
-        let entries = self.entries()?;
+        let lock = self.open_lock()?;
+        lock.lock()?;
+        let (entries, damaged) = self.read_entries()?;
+        for (path, age) in damaged {
+            // A crash while an entry was written (no live edit holds the
+            // lock now).
+            if age > STALE {
+                let _ = fs::remove_file(path);
+            }
+        }
         let now = now_secs();
-        let pending: Vec<(PathBuf, String, bool)> = list(&self.dir.join("pending"))?
-            .into_iter()
-            .map(|(path, name, age)| {
-                let hash = name.split('.').next().unwrap_or_default().to_string();
-                (path, hash, age > STALE)
-            })
-            .collect();
-        // How many kept entries (and live marks) name each blob.
+        // How many kept entries name each blob, and its size.
         let mut names: HashMap<&str, (u64, usize)> = HashMap::new();
         let mut total = 0u64;
-        let versions = |e: &Entry| {
+        let weight = |e: &Entry| {
+            ENTRY_BYTES
+                + e.path.len() as u64
+                + e.before
+                    .iter()
+                    .chain([&e.after])
+                    .filter_map(|v| v.data.as_ref().map(|d| d.len() as u64))
+                    .sum::<u64>()
+        };
+        let blobs = |e: &Entry| -> Vec<(String, u64)> {
             e.before
                 .iter()
-                .chain(std::iter::once(&e.after))
+                .chain([&e.after])
+                .filter(|v| !v.inline())
                 .map(|v| (v.hash.clone(), v.size))
-                .collect::<Vec<_>>()
+                .collect()
         };
-        let entry_versions: Vec<Vec<(String, u64)>> = entries.iter().map(versions).collect();
-        for versions in &entry_versions {
-            for (hash, size) in versions {
+        let entry_blobs: Vec<Vec<(String, u64)>> = entries.iter().map(blobs).collect();
+        for (entry, blobs) in entries.iter().zip(&entry_blobs) {
+            total += weight(entry);
+            for (hash, size) in blobs {
                 let slot = names.entry(hash.as_str()).or_insert((*size, 0));
                 if slot.1 == 0 {
                     total += size;
                 }
                 slot.1 += 1;
-            }
-        }
-        let mut live_marks = Vec::new();
-        for (path, hash, stale) in &pending {
-            if *stale {
-                let _ = fs::remove_file(path);
-            } else {
-                live_marks.push(hash.as_str());
             }
         }
         let mut dropped = Vec::new();
@@ -654,7 +842,8 @@ impl RootJournal {
                 break;
             }
             dropped.push(entry);
-            for (hash, _) in &entry_versions[index] {
+            total -= weight(entry);
+            for (hash, _) in &entry_blobs[index] {
                 if let Some(slot) = names.get_mut(hash.as_str()) {
                     slot.1 -= 1;
                     if slot.1 == 0 {
@@ -666,7 +855,6 @@ impl RootJournal {
         for entry in dropped {
             let _ = fs::remove_file(self.entry_path(&entry.id, entry.undone));
         }
-        let mut kept_bytes = 0u64;
         for (path, name, age) in list(&self.dir.join("blobs"))? {
             if name.starts_with('.') {
                 if age > STALE {
@@ -674,14 +862,11 @@ impl RootJournal {
                 }
                 continue;
             }
-            let named = names.get(name.as_str()).is_some_and(|slot| slot.1 > 0);
-            if named || live_marks.contains(&name.as_str()) {
-                kept_bytes += fs::symlink_metadata(&path).map_or(0, |m| m.len());
-            } else {
+            if names.get(name.as_str()).is_none_or(|slot| slot.1 == 0) {
                 let _ = fs::remove_file(&path);
             }
         }
-        self.estimate.store(kept_bytes, Ordering::Relaxed);
+        self.estimate.store(total, Ordering::Relaxed);
         self.since_prune.store(0, Ordering::Relaxed);
         Ok(())
     }
@@ -747,6 +932,9 @@ pub enum UndoError {
     Deleted,
     /// The journal's copy of the old content is missing or damaged.
     Lost(io::Error),
+    /// The path leads to another file than the one the edit wrote (a link
+    /// put in its place).
+    Moved,
     /// Reading or writing the file failed.
     Io(io::Error),
 }
@@ -764,6 +952,11 @@ pub fn undo_held(
     force: bool,
 ) -> Result<Undone, UndoError> {
     use crate::fs::writing;
+    // The name the edit wrote, not a link that leads elsewhere now.
+    let rel = target.resolved.real().strip_prefix(journal.root()).ok();
+    if rel.and_then(relative_text).as_deref() != Some(entry.path.as_str()) {
+        return Err(UndoError::Moved);
+    }
     let current = held.read().map_err(UndoError::Io)?;
     match current {
         None if !force => return Err(UndoError::Deleted),
@@ -780,7 +973,11 @@ pub fn undo_held(
     let undone = match &entry.before {
         Some(before) => {
             let bytes = journal.content(before).map_err(UndoError::Lost)?;
-            let metadata = writing::commit(guard, target, &bytes, held).map_err(UndoError::Io)?;
+            // A file brought back (--force) gets its old permission bits,
+            // not the defaults of a new file; one still there keeps its own.
+            let mode = held.metadata().is_none().then_some(before.mode).flatten();
+            let metadata = writing::commit_with_mode(guard, target, &bytes, held, mode)
+                .map_err(UndoError::Io)?;
             Undone::Restored(metadata)
         }
         None => {
@@ -804,11 +1001,25 @@ mod tests {
         (state, root_journal)
     }
 
+    fn content(bytes: &[u8]) -> Content<'_> {
+        Content {
+            bytes,
+            mode: Some(0o644),
+            known: None,
+        }
+    }
+
     fn edit(journal: &Arc<RootJournal>, before: &[u8], after: &[u8]) -> Entry {
-        let started = journal.before(Some((before, Some(0o644)))).unwrap();
         journal
-            .record(started, "replace", Path::new("a/b.txt"), after, (1, 1))
+            .record(
+                Some(content(before)),
+                "replace",
+                Path::new("a/b.txt"),
+                after,
+                (1, 1),
+            )
             .unwrap()
+            .keep()
     }
 
     #[test]
@@ -832,46 +1043,54 @@ mod tests {
     #[test]
     fn a_damaged_copy_is_refused() {
         let (_state, journal) = journal(Limits::default());
-        let entry = edit(&journal, b"old\n", b"new\n");
+        let big = vec![b'x'; INLINE_BYTES + 1];
+        let entry = edit(&journal, &big, b"new\n");
         let before = entry.before.unwrap();
-        std::fs::write(journal.blob_path(&before.hash), b"odd\n").unwrap();
+        assert!(!before.inline());
+        std::fs::write(
+            journal.blob_path(&before.hash),
+            vec![b'y'; INLINE_BYTES + 1],
+        )
+        .unwrap();
         let e = journal.content(&before).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::InvalidData);
     }
 
     #[test]
-    fn pruning_drops_the_oldest_keeps_the_newest_and_what_edits_in_flight_need() {
+    fn an_entry_dropped_before_it_is_kept_is_gone() {
+        let (_state, journal) = journal(Limits::default());
+        let recorded = journal
+            .record(Some(content(b"a")), "replace", Path::new("f"), b"b", (1, 1))
+            .unwrap();
+        assert_eq!(journal.entries().unwrap().len(), 1);
+        drop(recorded);
+        assert!(journal.entries().unwrap().is_empty());
+    }
+
+    #[test]
+    fn pruning_drops_the_oldest_keeps_the_newest_and_every_blob_a_kept_entry_names() {
+        let size = INLINE_BYTES + 1000;
         let limits = Limits {
-            max_bytes: 3000,
+            max_bytes: 3 * size as u64,
             ..Limits::default()
         };
         let (_state, journal) = journal(limits);
-        let contents: Vec<Vec<u8>> = (0..6u8).map(|i| vec![b'a' + i; 1000]).collect();
+        let contents: Vec<Vec<u8>> = (0..6u8).map(|i| vec![b'a' + i; size]).collect();
         let mut entries = Vec::new();
         for pair in contents.windows(2) {
             entries.push(edit(&journal, &pair[0], &pair[1]));
         }
-        // An edit in flight holds a content no entry names.
-        let in_flight = journal.before(Some((&[b'z'; 1000], None))).unwrap();
         journal.prune().unwrap();
-        let kept: Vec<String> = journal
-            .entries()
-            .unwrap()
-            .into_iter()
-            .map(|e| e.id)
-            .collect();
+        let kept = journal.entries().unwrap();
+        let ids: Vec<&String> = kept.iter().map(|e| &e.id).collect();
         let last = entries.last().unwrap();
-        assert!(kept.contains(&last.id), "the newest edit stays");
-        assert!(!kept.contains(&entries[0].id), "the oldest goes");
+        assert!(ids.contains(&&last.id), "the newest edit stays");
+        assert!(!ids.contains(&&entries[0].id), "the oldest goes");
         assert!(journal.content(&last.after).is_ok());
-        assert!(journal.content(in_flight.version().unwrap()).is_ok());
-        // Blobs named by kept entries and the edit in flight, no more.
-        let named: std::collections::HashSet<String> = journal
-            .entries()
-            .unwrap()
+        assert!(journal.content(last.before.as_ref().unwrap()).is_ok());
+        let named: std::collections::HashSet<String> = kept
             .iter()
             .flat_map(|e| e.before.iter().chain([&e.after]).map(|v| v.hash.clone()))
-            .chain([in_flight.version().unwrap().hash.clone()])
             .collect();
         let stored: std::collections::HashSet<String> = list(&journal.dir.join("blobs"))
             .unwrap()
@@ -879,11 +1098,16 @@ mod tests {
             .map(|(_, name, _)| name)
             .collect();
         assert_eq!(stored, named);
-        assert!(journal.stored_bytes().unwrap() <= 3000 + 1000);
-        // Once the edit in flight is gone, its content goes at the next pruning.
-        drop(in_flight);
-        journal.prune().unwrap();
-        assert!(journal.stored_bytes().unwrap() <= 3000);
+        assert!(journal.stored_bytes().unwrap() <= 3 * size as u64);
+    }
+
+    #[test]
+    fn small_contents_live_in_their_entry() {
+        let (_state, journal) = journal(Limits::default());
+        let entry = edit(&journal, b"old\n", b"new\n");
+        assert!(entry.after.inline() && entry.before.as_ref().unwrap().inline());
+        assert_eq!(journal.stored_bytes().unwrap(), 0);
+        assert_eq!(journal.content(&entry.after).unwrap(), b"new\n");
     }
 
     #[test]
@@ -892,7 +1116,15 @@ mod tests {
             max_file: 10,
             ..Limits::default()
         });
-        let e = journal.before(Some((&[0; 11], None))).unwrap_err();
+        let e = journal
+            .record(
+                Some(content(&[0; 11])),
+                "replace",
+                Path::new("f"),
+                b"x",
+                (0, 0),
+            )
+            .unwrap_err();
         assert!(e.0.contains("not journaled"), "{e}");
     }
 

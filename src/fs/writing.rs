@@ -297,6 +297,18 @@ pub fn commit(
     bytes: &[u8],
     held: &mut Held,
 ) -> io::Result<Metadata> {
+    commit_with_mode(guard, target, bytes, held, None)
+}
+
+/// Like [`commit`]; a new file gets the permission bits `new_mode` (Unix)
+/// instead of the defaults (an undo bringing a deleted file back).
+pub fn commit_with_mode(
+    guard: &Guard,
+    target: &Target,
+    bytes: &[u8],
+    held: &mut Held,
+    new_mode: Option<u32>,
+) -> io::Result<Metadata> {
     // Windows cannot rename over a file that is open, so the held handle
     // is closed first (it holds no lock there); its metadata is kept for
     // the check before the rename.
@@ -333,7 +345,18 @@ pub fn commit(
         atomic::sweep_stale_temps(dir, parent);
     }
     let replacing = previous.map_or(Replacing::Nothing, Replacing::Read);
-    atomic::write(dir, name, bytes, replacing)
+    match new_mode {
+        #[cfg(unix)]
+        Some(mode) if matches!(replacing, Replacing::Nothing) => {
+            atomic::write_with(dir, name, replacing, |file| {
+                use std::io::Write;
+                use std::os::unix::fs::PermissionsExt;
+                file.write_all(bytes)?;
+                file.set_permissions(std::fs::Permissions::from_mode(mode & 0o777))
+            })
+        }
+        _ => atomic::write(dir, name, bytes, replacing),
+    }
 }
 
 /// Removes the held file, if the name still holds it (else an error that
@@ -355,6 +378,8 @@ pub fn remove(guard: &Guard, target: &Target, held: &mut Held) -> io::Result<()>
             (&opened.0, &opened.1)
         }
     };
+    // A file made read-only is left alone, as writes leave it.
+    atomic::check_writable(dir, name, &metadata)?;
     atomic::remove_read(dir, name, &metadata)
 }
 

@@ -188,7 +188,9 @@ pub fn open_target(
     }
     let opened =
         reading::open(guard, &resolved).map_err(|f| read_failure_message(&abs, f, style))?;
-    state.seen.read(opened.real(), opened.version().clone());
+    state
+        .seen
+        .read(resolved.display(), opened.real(), opened.version().clone());
     Ok(ReadTarget {
         opened,
         rel: guard.relative_display(resolved.display()),

@@ -799,7 +799,9 @@ fn read_one(state: &State, shown: &str, wanted: &Wanted) -> Piece {
         Ok(o) => o,
         Err(e) => return skipped(failure_reason(e)),
     };
-    state.seen.read(opened.real(), opened.version().clone());
+    state
+        .seen
+        .read(resolved.display(), opened.real(), opened.version().clone());
     let prefix = format!("--- {shown} ---\n\n");
     let body = match reading::read_block(opened, DEFAULT_RANGE, &prefix, "\n\n") {
         Ok(Block::Whole(block)) => {

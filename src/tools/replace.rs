@@ -8,8 +8,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::writes::{
-    CommitError, Holding, commit, hold, journal_after, journal_before, links_note,
-    placeholder_message, read_existing, target_error_message, unseen_change,
+    CommitError, Holding, commit, hold, journal_after, journaling, links_note, placeholder_message,
+    read_existing, target_error_message, unseen_change,
 };
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::fs::writing::{self, Target};
@@ -218,13 +218,13 @@ fn attempt(
 
     let Some(existing) = read_existing(held, target)? else {
         if params.old_string.is_empty() {
-            let journaling = journal_before(state, target, None);
             let bytes = params.new_string.as_bytes();
+            let recorded = journaling(state, target, None).record("replace", None, bytes, None);
             let written = match committed(bytes, held)? {
                 Ok(written) => written,
                 Err(changed) => return Ok(changed),
             };
-            let note = journal_after(state, target, journaling, "replace", bytes, None, &written);
+            let note = journal_after(state, target, recorded, &written);
             return Ok(Outcome::Written(format!(
                 "Created new file: {abs} with provided content.{note}"
             )));
@@ -243,8 +243,8 @@ fn attempt(
         return Err(identical_message(&abs));
     }
     let unseen = unseen_change(state, target, &existing.metadata).is_some();
-    let journaling = journal_before(state, target, Some(&existing));
-    let (_, decoded) = existing.decode(target);
+    let journal = journaling(state, target, Some(&existing.metadata));
+    let (metadata, decoded) = existing.decode(target);
     let file = decoded.map_err(|e| not_text_message(&abs, e))?;
     let edited = match edit::replace(&file.text, &params.old_string, &params.new_string, expected) {
         Ok(edited) => edited,
@@ -265,19 +265,14 @@ fn attempt(
     let rel = guard.relative_display(target.resolved.display());
     let diff = diff::unified(&file.text, &edited.text, &rel);
     let bytes = exact::encode_cow(&edited.text, file.encoding);
+    // Decoding was exact, so encoding the text again gives the file's bytes.
+    let before = exact::encode_cow(&file.text, file.encoding);
+    let recorded = journal.record("replace", Some((&before, &metadata)), &bytes, Some(&diff));
     let written = match committed(&bytes, held)? {
         Ok(written) => written,
         Err(changed) => return Ok(changed),
     };
-    let note = journal_after(
-        state,
-        target,
-        journaling,
-        "replace",
-        &bytes,
-        Some(&diff),
-        &written,
-    );
+    let note = journal_after(state, target, recorded, &written);
     let mut message = format!(
         "Successfully modified file: {abs} ({} replacements).",
         edited.replacements

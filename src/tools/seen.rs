@@ -26,12 +26,18 @@ pub struct Sighting {
 
 #[derive(Debug, Default)]
 pub struct Seen {
+    /// By the file's real path (links resolved).
     files: Mutex<HashMap<PathBuf, Sighting>>,
+    /// The real path each path the model named led to: a path that leads
+    /// elsewhere now (a link put in its place) is a change too.
+    leads: Mutex<HashMap<PathBuf, PathBuf>>,
 }
 
 impl Seen {
-    /// The model read (part of) the file at `real`, at `version`.
-    pub fn read(&self, real: &Path, version: FileVersion) {
+    /// The model read (part of) the file at `real`, named `named`, at
+    /// `version`.
+    pub fn read(&self, named: &Path, real: &Path, version: FileVersion) {
+        self.lead(named, real);
         self.remember(
             real,
             Sighting {
@@ -41,10 +47,34 @@ impl Seen {
         );
     }
 
-    /// The session wrote the file at `real`: it is now `version`, whose
-    /// content the journal holds as `journaled`.
-    pub fn wrote(&self, real: &Path, version: FileVersion, journaled: Option<Version>) {
+    /// The session wrote the file at `real`, named `named`: it is now
+    /// `version`, whose content the journal holds as `journaled`.
+    pub fn wrote(
+        &self,
+        named: &Path,
+        real: &Path,
+        version: FileVersion,
+        journaled: Option<Version>,
+    ) {
+        self.lead(named, real);
         self.remember(real, Sighting { version, journaled });
+    }
+
+    fn lead(&self, named: &Path, real: &Path) {
+        let Ok(mut leads) = self.leads.lock() else {
+            return;
+        };
+        if leads.len() >= MOST_FILES && !leads.contains_key(named) {
+            leads.clear();
+        }
+        leads.insert(named.to_path_buf(), real.to_path_buf());
+    }
+
+    /// Where `named` led when the session last used it, if that is not
+    /// `real`.
+    pub fn led_elsewhere(&self, named: &Path, real: &Path) -> Option<PathBuf> {
+        let leads = self.leads.lock().ok()?;
+        leads.get(named).filter(|was| *was != real).cloned()
     }
 
     /// The file at `real` is gone by this session's hand (an undone creation).

@@ -100,9 +100,12 @@ fn undo(state: &Arc<State>, target: Target, mut holding: Holding) -> ToolResult 
         false,
     ) {
         Ok(Undone::Restored(metadata)) => {
-            state
-                .seen
-                .wrote(real, FileVersion::of(&metadata), entry.before.clone());
+            state.seen.wrote(
+                target.resolved.display(),
+                real,
+                FileVersion::of(&metadata),
+                entry.before.clone(),
+            );
             let shown = restored_diff(state, journal, &entry, &target);
             super::text(format!(
                 "Undid {what} of {abs}: the file holds what it held before that edit.{shown}"
@@ -165,6 +168,10 @@ pub fn refusal_text(shown: &str, rel: &str, what: &str, entry: &Entry, e: UndoEr
              changed; the user can bring back what it held before the edit with `rootbound undo \
              {} --force`.",
             entry.short_id()
+        ),
+        UndoError::Moved => format!(
+            "Cannot undo {what} of {shown}: that path now leads to another file (a link was put \
+             in its place). Nothing was changed."
         ),
         UndoError::Lost(e) => {
             format!("Cannot undo {what} of {shown}: {e}. Nothing was changed.")

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::writes::{
-    Holding, change_since, commit, hold, journal_after, journal_before, links_note,
+    Holding, Unseen, change_since, commit, hold, journal_after, journaling, links_note,
     placeholder_message, read_existing, target_error_message, unseen_change,
 };
 use super::{CallContext, State, ToolResult, ToolSpec, parse_args, run_sized};
@@ -83,37 +83,45 @@ fn write_file(
     let guard = &state.guard;
     let held = &mut holding.held;
     let Some(existing) = read_existing(held, &target)? else {
-        let journaling = journal_before(state, &target, None);
         let bytes = params.content.as_bytes();
+        let recorded = journaling(state, &target, None).record("write_file", None, bytes, None);
         let written = commit(guard, &target, bytes, held)?;
-        let note = journal_after(
-            state,
-            &target,
-            journaling,
-            "write_file",
-            bytes,
-            None,
-            &written,
-        );
+        let note = journal_after(state, &target, recorded, &written);
         return super::text(format!(
             "Successfully created and wrote to new file: {}.{note}",
             target.abs
         ));
     };
-    if let Some(sighting) = unseen_change(state, &target, &existing.metadata) {
-        let what = change_since(state, &target, &sighting, &existing.bytes);
+    if let Some(unseen) = unseen_change(state, &target, &existing.metadata) {
+        let what = match unseen {
+            Unseen::Changed(sighting) => format!(
+                "it changed on disk since this session last read or wrote it (an editor, a \
+                 formatter or another program changed it), so this content would throw that \
+                 change away. Nothing was written. {}",
+                change_since(state, &target, &sighting, &existing.bytes)
+            ),
+            Unseen::Relinked(was) => format!(
+                "the path leads to another file than when this session last read or wrote it \
+                 ({}, where it led to {}), so this content was meant for another file. Nothing \
+                 was written.",
+                target.resolved.real().display(),
+                was.display()
+            ),
+        };
         return Err(format!(
-            "Refusing to overwrite {}: it changed on disk since this session last read or wrote \
-             it (an editor, a formatter or another program changed it), so this content would \
-             throw that change away. Nothing was written. {what}\n\nRead the file again, then \
-             write it with that change kept.",
+            "Refusing to overwrite {}: {what}\n\nRead the file again, then write it with that \
+             change kept.",
             target.abs
         )
         .into());
     }
-    let journaling = journal_before(state, &target, Some(&existing));
+    let journal = journaling(state, &target, Some(&existing.metadata));
+    // Decoding consumes the bytes; the journal needs them as they were.
+    let before = journal
+        .takes(existing.bytes.len() as u64)
+        .then(|| existing.bytes.clone());
     // Keep the existing file's style: CRLF, and its BOM and encoding.
-    let (_, decoded) = existing.decode(&target);
+    let (metadata, decoded) = existing.decode(&target);
     let converted;
     let (bytes, diff, unchanged) = match decoded {
         Ok(old) => {
@@ -135,16 +143,14 @@ fn write_file(
             false,
         ),
     };
+    let recorded = match &before {
+        Some(before) => {
+            journal.record("write_file", Some((before, &metadata)), &bytes, Some(&diff))
+        }
+        None => Err(journal.refusal(metadata.len())),
+    };
     let written = commit(guard, &target, &bytes, held)?;
-    let note = journal_after(
-        state,
-        &target,
-        journaling,
-        "write_file",
-        &bytes,
-        Some(&diff),
-        &written,
-    );
+    let note = journal_after(state, &target, recorded, &written);
     let mut message = format!("Successfully overwrote file: {}.", target.abs);
     if unchanged {
         message.push_str(" The content is unchanged.");

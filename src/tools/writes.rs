@@ -9,7 +9,7 @@ use super::seen::Sighting;
 use super::{State, ToolError};
 use crate::fs::atomic;
 use crate::fs::guard::Guard;
-use crate::fs::journal::{Before, NotJournaled, RootJournal};
+use crate::fs::journal::{Content, NotJournaled, Recorded, RootJournal, Version};
 use crate::fs::writing::{self, Existing, FileVersion, Held, Metadata, Target, TargetError};
 use crate::text::diff;
 
@@ -158,11 +158,13 @@ pub fn placeholder_message(state: &State, line: &str, param: &str) -> ToolError 
     ))
 }
 
-/// An edit's journal entry in the making: what the file held, stored
-/// before the edit writes (or why it is not journaled).
+/// Where an edit's entry goes: the root's journal and the file's path in
+/// it (or why it is not journaled), and the version the journal already
+/// holds of the file as it is now, if any.
 pub struct Journaling<'a> {
-    started: Result<(&'a Arc<RootJournal>, Before), NotJournaled>,
+    journal: Result<&'a Arc<RootJournal>, NotJournaled>,
     rel: PathBuf,
+    known: Option<Version>,
 }
 
 /// The root `real` is in, and its path relative to it.
@@ -172,57 +174,102 @@ pub fn root_and_rel<'a>(state: &'a State, real: &Path) -> Option<(&'a Path, Path
     Some((root, rel))
 }
 
-/// Before an edit of `target` writes: stores what it holds (`existing`;
-/// None: no file) in the root's journal.
-pub fn journal_before<'a>(
-    state: &'a State,
-    target: &Target,
-    existing: Option<&Existing>,
-) -> Journaling<'a> {
-    let Some((root, rel)) = root_and_rel(state, target.resolved.real()) else {
+/// The journal for an edit of `target`, whose file is now `now` (None: no
+/// file).
+pub fn journaling<'a>(state: &'a State, target: &Target, now: Option<&Metadata>) -> Journaling<'a> {
+    let real = target.resolved.real();
+    let Some((root, rel)) = root_and_rel(state, real) else {
         return Journaling {
-            started: Err(NotJournaled("the file is in no root".into())),
+            journal: Err(NotJournaled("the file is in no root".into())),
             rel: PathBuf::new(),
+            known: None,
         };
     };
-    let started = state.journal.of_root(root).and_then(|journal| {
-        let before = journal
-            .before(existing.map(|e| (e.bytes.as_slice(), writing::mode_bits(&e.metadata))))?;
-        Ok((journal, before))
+    // The session's own last write, unchanged since: its content is in the
+    // journal already, under a hash that need not be computed again.
+    let known = now.and_then(|now| {
+        let sighting = state.seen.last(real)?;
+        (sighting.version == FileVersion::of(now))
+            .then_some(sighting.journaled)
+            .flatten()
     });
-    Journaling { started, rel }
+    Journaling {
+        journal: state.journal.of_root(root),
+        rel,
+        known,
+    }
 }
 
-/// After an edit of `target` wrote `bytes` (the new file's metadata
-/// `written`; `diff` its unified diff, None for a new file): records it in
-/// the journal and remembers the version the session now knows. The note
-/// for the answer when the edit could not be journaled, else empty.
+impl Journaling<'_> {
+    /// Whether a file of `size` bytes would be journaled at all.
+    pub fn takes(&self, size: u64) -> bool {
+        self.journal.as_ref().is_ok_and(|j| j.takes(size))
+    }
+
+    /// Why a file of `size` bytes is not journaled.
+    pub fn refusal(&self, size: u64) -> NotJournaled {
+        match &self.journal {
+            Err(why) => why.clone(),
+            Ok(journal) => journal
+                .check_size(size)
+                .err()
+                .unwrap_or_else(|| NotJournaled("it was not kept".into())),
+        }
+    }
+
+    /// Records the edit before it is written: `before` what the file holds
+    /// (its bytes and metadata; None: no file), `after` what the edit
+    /// writes, `diff` its unified diff (None: a new file).
+    pub fn record(
+        &self,
+        tool: &str,
+        before: Option<(&[u8], &Metadata)>,
+        after: &[u8],
+        diff: Option<&str>,
+    ) -> Result<Recorded, NotJournaled> {
+        let journal = self.journal.as_ref().map_err(Clone::clone)?;
+        let lines = match diff {
+            None => (bytecount_lines(after), 0),
+            Some(diff) => changed_lines(diff),
+        };
+        let before = before.map(|(bytes, metadata)| Content {
+            bytes,
+            mode: writing::mode_bits(metadata),
+            known: self.known.as_ref(),
+        });
+        journal.record(before, tool, &self.rel, after, lines)
+    }
+}
+
+/// After an edit of `target` was written (the new file's metadata
+/// `written`): keeps its journal entry and remembers the version the
+/// session now knows. The note for the answer when the edit could not be
+/// journaled, else empty.
 pub fn journal_after(
     state: &State,
     target: &Target,
-    journaling: Journaling<'_>,
-    tool: &str,
-    bytes: &[u8],
-    diff: Option<&str>,
+    recorded: Result<Recorded, NotJournaled>,
     written: &Metadata,
 ) -> String {
-    let lines = match diff {
-        None => (bytecount_lines(bytes), 0),
-        Some(diff) => changed_lines(diff),
-    };
-    let recorded = journaling
-        .started
-        .and_then(|(journal, before)| journal.record(before, tool, &journaling.rel, bytes, lines));
     let real = target.resolved.real();
     match recorded {
-        Ok(entry) => {
-            state
-                .seen
-                .wrote(real, FileVersion::of(written), Some(entry.after));
+        Ok(recorded) => {
+            let entry = recorded.keep();
+            state.seen.wrote(
+                target.resolved.display(),
+                real,
+                FileVersion::of(written),
+                Some(entry.after),
+            );
             String::new()
         }
         Err(why) => {
-            state.seen.wrote(real, FileVersion::of(written), None);
+            state.seen.wrote(
+                target.resolved.display(),
+                real,
+                FileVersion::of(written),
+                None,
+            );
             if state.config.journal.off {
                 String::new()
             } else {
@@ -253,11 +300,25 @@ pub fn changed_lines(diff: &str) -> (u64, u64) {
     (added, removed)
 }
 
-/// The file changed since this session last read or wrote it: how the
-/// session saw it. None when it did not, or the session never saw it.
-pub fn unseen_change(state: &State, target: &Target, now: &Metadata) -> Option<Sighting> {
-    let sighting = state.seen.last(target.resolved.real())?;
-    (sighting.version != FileVersion::of(now)).then_some(sighting)
+/// How a file differs from what this session last saw of it.
+pub enum Unseen {
+    /// It changed since: how the session saw it.
+    Changed(Sighting),
+    /// The path the model names leads to another file now (a link was put
+    /// in its place); it led to this one.
+    Relinked(PathBuf),
+}
+
+/// Whether the file changed since this session last read or wrote it, or
+/// its path leads elsewhere now. None when neither, or the session never
+/// saw it.
+pub fn unseen_change(state: &State, target: &Target, now: &Metadata) -> Option<Unseen> {
+    let (named, real) = (target.resolved.display(), target.resolved.real());
+    if let Some(was) = state.seen.led_elsewhere(named, real) {
+        return Some(Unseen::Relinked(was));
+    }
+    let sighting = state.seen.last(real)?;
+    (sighting.version != FileVersion::of(now)).then_some(Unseen::Changed(sighting))
 }
 
 /// What changed in a file since the session saw it: a diff from the

@@ -317,7 +317,45 @@ pub struct RootJournal {
     /// This process's log of records, made at its first record: appending
     /// to a file is cheap where making one per edit is not (about 1 ms
     /// each on a virtual disk, as much as the edit itself).
-    log: std::sync::Mutex<Option<File>>,
+    log: std::sync::Mutex<Option<(File, u64)>>,
+}
+
+/// A log past this size is left for a new one, so that pruning rewrites
+/// or removes a few small files, never one that holds everything.
+const LOG_BYTES: u64 = 4 * 1024 * 1024;
+
+/// What pruning needs of an edit: its id, time and contents' names, not
+/// the contents (skipped while parsing, never held).
+#[derive(Debug, Deserialize)]
+struct Brief {
+    id: String,
+    time: u64,
+    before: Option<BriefVersion>,
+    after: BriefVersion,
+}
+
+#[derive(Debug, Deserialize)]
+struct BriefVersion {
+    hash: String,
+    size: u64,
+    #[serde(default)]
+    data: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum BriefRecord {
+    Edit(Brief),
+    Undone(String),
+    Discarded(String),
+}
+
+/// One log as pruning read it.
+struct LogSummary {
+    path: PathBuf,
+    len: u64,
+    /// Each line's id (None: a line that does not parse) and size.
+    lines: Vec<(Option<String>, u64)>,
 }
 
 /// One line of a log.
@@ -338,10 +376,6 @@ const PRUNE_EVERY: u64 = 64;
 /// Temporary blobs and unreadable entries older than this are a crashed
 /// writer's.
 const STALE: Duration = Duration::from_secs(3600);
-
-/// A log's lines as read: its path, its age, and each line with the id it
-/// concerns (None: a line that does not parse).
-type Logs = Vec<(PathBuf, Duration, Vec<(Vec<u8>, Option<String>)>)>;
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -689,7 +723,7 @@ impl RootJournal {
         let mut log = self.log.lock().map_err(|_| io::Error::other("poisoned"))?;
         let gone = match &*log {
             None => true,
-            Some(file) => Self::unlinked(file)?,
+            Some((file, len)) => *len > LOG_BYTES || Self::unlinked(file)?,
         };
         if gone {
             let since_epoch = SystemTime::now()
@@ -700,12 +734,13 @@ impl RootJournal {
             options.append(true).create_new(true);
             #[cfg(unix)]
             std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-            *log = Some(options.open(self.dir.join("entries").join(name))?);
+            *log = Some((options.open(self.dir.join("entries").join(name))?, 0));
         }
-        let Some(file) = log.as_mut() else {
+        let Some((file, len)) = log.as_mut() else {
             return Err(io::Error::other("no log"));
         };
         file.write_all(&line)?;
+        *len += line.len() as u64;
         Ok(line.len() as u64)
     }
 
@@ -723,71 +758,48 @@ impl RootJournal {
         }
     }
 
-    /// Every entry, oldest first (undone ones too).
+    /// Every entry, oldest first (undone ones too), read under the shared
+    /// lock: a pruning rewrites logs in place, and a log read half way
+    /// through that would lose its marks of undone edits.
     pub fn entries(&self) -> io::Result<Vec<Entry>> {
-        Ok(Self::entries_of(&self.read_logs()?))
-    }
-
-    /// Every log's lines.
-    fn read_logs(&self) -> io::Result<Logs> {
-        let mut logs = Vec::new();
-        let listing = match list(&self.dir.join("entries")) {
-            Ok(listing) => listing,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(logs),
-            Err(e) => return Err(e),
-        };
-        for (path, name, age) in listing {
-            if !name.ends_with(".log") {
-                continue;
-            }
-            let Ok(bytes) = fs::read(&path) else {
-                continue;
-            };
-            let lines = bytes
-                .split(|b| *b == b'\n')
-                .filter(|line| !line.is_empty())
-                .map(|line| (line.to_vec(), line_id(line)))
-                .collect();
-            logs.push((path, age, lines));
+        let logs = self.dir.join("entries");
+        if !logs.is_dir() {
+            return Ok(Vec::new());
         }
-        Ok(logs)
-    }
-
-    /// The entries the logs hold, oldest first: undone ones marked, those
-    /// discarded left out.
-    fn entries_of(logs: &Logs) -> Vec<Entry> {
-        let mut entries = HashMap::new();
-        let mut undone = std::collections::HashSet::new();
-        let mut discarded = std::collections::HashSet::new();
-        for (_, _, lines) in logs {
-            for (line, id) in lines {
-                if id.is_none() {
+        self.shared(|| {
+            let mut entries = HashMap::new();
+            let mut undone = std::collections::HashSet::new();
+            let mut discarded = std::collections::HashSet::new();
+            for (path, name, _) in list(&logs)? {
+                if !name.ends_with(".log") {
                     continue;
                 }
-                match serde_json::from_slice::<Record>(line) {
-                    Ok(Record::Edit(entry)) => {
-                        entries.insert(entry.id.clone(), *entry);
+                for_each_line(&path, 0, |line| {
+                    match serde_json::from_slice::<Record>(line) {
+                        Ok(Record::Edit(entry)) => {
+                            entries.insert(entry.id.clone(), *entry);
+                        }
+                        Ok(Record::Undone(id)) => {
+                            undone.insert(id);
+                        }
+                        Ok(Record::Discarded(id)) => {
+                            discarded.insert(id);
+                        }
+                        Err(_) => {}
                     }
-                    Ok(Record::Undone(id)) => {
-                        undone.insert(id);
-                    }
-                    Ok(Record::Discarded(id)) => {
-                        discarded.insert(id);
-                    }
-                    Err(_) => {}
-                }
+                })?;
             }
-        }
-        let mut entries: Vec<Entry> = entries
-            .into_values()
-            .filter(|e| !discarded.contains(&e.id))
-            .map(|mut e| {
-                e.undone = undone.contains(&e.id);
-                e
-            })
-            .collect();
-        entries.sort_by(|a, b| a.id.cmp(&b.id));
-        entries
+            let mut entries: Vec<Entry> = entries
+                .into_values()
+                .filter(|e| !discarded.contains(&e.id))
+                .map(|mut e| {
+                    e.undone = undone.contains(&e.id);
+                    e
+                })
+                .collect();
+            entries.sort_by(|a, b| a.id.cmp(&b.id));
+            Ok(entries)
+        })
     }
 
     /// The newest edit of `rel` not undone yet.
@@ -868,21 +880,43 @@ impl RootJournal {
     /// entry nor an edit written since names. Edits write their blobs and
     /// their line under the shared lock, so none is half made meanwhile.
     pub fn prune(&self) -> io::Result<()> {
-        let logs = self.read_logs()?;
-        let entries = Self::entries_of(&logs);
-        let known: std::collections::HashSet<&str> = logs
-            .iter()
-            .flat_map(|(_, _, lines)| lines.iter().filter_map(|(_, id)| id.as_deref()))
-            .collect();
-        let now = now_secs();
-        let mut weights: HashMap<&str, u64> = HashMap::new();
-        for (_, _, lines) in &logs {
-            for (line, id) in lines {
-                if let Some(id) = id {
-                    *weights.entry(id.as_str()).or_default() += line.len() as u64 + 1;
-                }
+        // The plan, from the logs as they are, without the lock.
+        let mut logs = Vec::new();
+        let mut briefs: HashMap<String, Brief> = HashMap::new();
+        let mut discarded = std::collections::HashSet::new();
+        let mut weights: HashMap<String, u64> = HashMap::new();
+        for (path, name, _) in list(&self.dir.join("entries"))? {
+            if !name.ends_with(".log") {
+                continue;
             }
+            let mut lines = Vec::new();
+            let len = for_each_line(&path, 0, |line| {
+                let id = match serde_json::from_slice::<BriefRecord>(line) {
+                    Ok(BriefRecord::Edit(brief)) => {
+                        let id = brief.id.clone();
+                        briefs.insert(id.clone(), brief);
+                        Some(id)
+                    }
+                    Ok(BriefRecord::Undone(id)) => Some(id),
+                    Ok(BriefRecord::Discarded(id)) => {
+                        discarded.insert(id.clone());
+                        Some(id)
+                    }
+                    Err(_) => None,
+                };
+                if let Some(id) = &id {
+                    *weights.entry(id.clone()).or_default() += line.len() as u64 + 1;
+                }
+                lines.push((id, line.len() as u64 + 1));
+            })?;
+            logs.push(LogSummary { path, len, lines });
         }
+        let mut entries: Vec<&Brief> = briefs
+            .values()
+            .filter(|b| !discarded.contains(&b.id))
+            .collect();
+        entries.sort_by(|a, b| a.id.cmp(&b.id));
+        let now = now_secs();
         // How many kept entries name each blob, and its size.
         let mut names: HashMap<&str, (u64, usize)> = HashMap::new();
         let mut total = 0u64;
@@ -892,13 +926,13 @@ impl RootJournal {
                 e.before
                     .iter()
                     .chain([&e.after])
-                    .filter(|v| !v.inline())
+                    .filter(|v| v.data.is_none())
                     .map(|v| (v.hash.as_str(), v.size))
                     .collect()
             })
             .collect();
         for (entry, blobs) in entries.iter().zip(&entry_blobs) {
-            total += weights.get(entry.id.as_str()).copied().unwrap_or(0);
+            total += weights.get(&entry.id).copied().unwrap_or(0);
             for (hash, size) in blobs {
                 let slot = names.entry(hash).or_insert((*size, 0));
                 if slot.1 == 0 {
@@ -912,8 +946,10 @@ impl RootJournal {
         } else {
             u64::MAX
         };
-        let mut kept: std::collections::HashSet<&str> =
-            entries.iter().map(|e| e.id.as_str()).collect();
+        // What goes: dropped entries' lines, discarded edits' lines, and
+        // lines that do not parse.
+        let mut dropped: std::collections::HashSet<&str> =
+            discarded.iter().map(String::as_str).collect();
         let max_age = self.limits.max_age.as_secs();
         for (index, entry) in entries.iter().enumerate() {
             let old = now.saturating_sub(entry.time) > max_age;
@@ -925,8 +961,8 @@ impl RootJournal {
             if index + 1 == entries.len() && !old {
                 break;
             }
-            kept.remove(entry.id.as_str());
-            total -= weights.get(entry.id.as_str()).copied().unwrap_or(0);
+            dropped.insert(entry.id.as_str());
+            total -= weights.get(&entry.id).copied().unwrap_or(0);
             for (hash, _) in &entry_blobs[index] {
                 if let Some(slot) = names.get_mut(hash) {
                     slot.1 -= 1;
@@ -936,55 +972,88 @@ impl RootJournal {
                 }
             }
         }
+        let goes = |id: &Option<String>| id.as_deref().is_none_or(|id| dropped.contains(id));
+        let changed: Vec<&LogSummary> = logs
+            .iter()
+            .filter(|log| log.lines.iter().any(|(id, _)| goes(id)))
+            .collect();
+        let blobs = list(&self.dir.join("blobs"))?;
+        let unnamed: Vec<&(PathBuf, String, Duration)> = blobs
+            .iter()
+            .filter(|(_, name, age)| {
+                if name.starts_with('.') {
+                    *age > STALE
+                } else {
+                    names.get(name.as_str()).is_none_or(|slot| slot.1 == 0)
+                }
+            })
+            .collect();
+        self.estimate.store(total, Ordering::Relaxed);
+        self.since_prune.store(0, Ordering::Relaxed);
+        if changed.is_empty() && unnamed.is_empty() {
+            // Nothing to do: no lock taken, no writer waits.
+            return Ok(());
+        }
+        // Carried out under the lock held exclusively: no edit is half
+        // made, no reader reads a log being rewritten.
         let lock = self.open_lock()?;
         lock.lock()?;
-        let mut written_since: std::collections::HashSet<String> = std::collections::HashSet::new();
-        for (path, age, lines) in self.read_logs()? {
+        for log in changed {
             let mut keep = Vec::new();
-            let mut whole = 0;
-            for (line, id) in &lines {
-                whole += line.len() + 1;
-                let Some(id) = id else { continue };
-                let stays = if known.contains(id.as_str()) {
-                    kept.contains(id.as_str())
-                } else {
-                    // Written since the plan was made.
-                    if let Ok(Record::Edit(entry)) = serde_json::from_slice::<Record>(line) {
-                        for version in entry.before.iter().chain([&entry.after]) {
-                            written_since.insert(version.hash.clone());
-                        }
-                    }
-                    true
-                };
-                if stays {
+            let mut whole = 0u64;
+            for_each_line(&log.path, 0, |line| {
+                whole += line.len() as u64 + 1;
+                // A line written since the plan is not in it: it stays.
+                let id = line_id(line);
+                let known = id.as_deref().is_some_and(|id| weights.contains_key(id));
+                if !(known && goes(&id)) && id.is_some() {
                     keep.extend_from_slice(line);
                     keep.push(b'\n');
                 }
-            }
-            if keep.is_empty() && age > STALE {
-                // Idle for long: its writer makes a new one if it writes.
-                let _ = fs::remove_file(&path);
-            } else if keep.len() != whole {
-                let mut file = fs::OpenOptions::new().write(true).open(&path)?;
+            })?;
+            if keep.is_empty() && cfg!(unix) {
+                // Its writer, if alive, sees it has no name and starts
+                // another (Windows keeps the file: its writer could not
+                // tell).
+                let _ = fs::remove_file(&log.path);
+            } else if keep.len() as u64 != whole {
+                let mut file = fs::OpenOptions::new().write(true).open(&log.path)?;
                 file.set_len(0)?;
                 file.write_all(&keep)?;
             }
         }
-        for (path, name, age) in list(&self.dir.join("blobs"))? {
-            if name.starts_with('.') {
-                if age > STALE {
-                    let _ = fs::remove_file(&path);
+        if !unnamed.is_empty() {
+            // Blobs named by edits written since the plan stay.
+            let mut written_since = std::collections::HashSet::new();
+            let mut note = |line: &[u8]| {
+                if let Ok(BriefRecord::Edit(brief)) = serde_json::from_slice::<BriefRecord>(line)
+                    && !briefs.contains_key(&brief.id)
+                {
+                    for version in brief.before.iter().chain([&brief.after]) {
+                        written_since.insert(version.hash.clone());
+                    }
                 }
-                continue;
+            };
+            let planned: HashMap<&Path, u64> =
+                logs.iter().map(|l| (l.path.as_path(), l.len)).collect();
+            for (path, name, _) in list(&self.dir.join("entries"))? {
+                if !name.ends_with(".log") {
+                    continue;
+                }
+                // The part written since the plan; a whole log that is new
+                // or was rewritten by another pruning meanwhile.
+                let from = planned.get(path.as_path()).copied().unwrap_or(0);
+                let now_len = fs::metadata(&path).map_or(0, |m| m.len());
+                let from = if now_len < from { 0 } else { from };
+                for_each_line(&path, from, &mut note)?;
             }
-            let named = names.get(name.as_str()).is_some_and(|slot| slot.1 > 0);
-            if !named && !written_since.contains(&name) {
-                let _ = fs::remove_file(&path);
+            for (path, name, _) in unnamed {
+                if !written_since.contains(name) {
+                    let _ = fs::remove_file(path);
+                }
             }
         }
         drop(lock);
-        self.estimate.store(total, Ordering::Relaxed);
-        self.since_prune.store(0, Ordering::Relaxed);
         Ok(())
     }
 
@@ -994,6 +1063,33 @@ impl RootJournal {
             .iter()
             .map(|(path, _, _)| fs::symlink_metadata(path).map_or(0, |m| m.len()))
             .sum())
+    }
+}
+
+/// Calls `each` with every line of the file at `path` from byte `from` on
+/// (without its newline; a last line without one is left out: it is still
+/// being written, or was cut short), one line in memory at a time; the
+/// bytes read.
+fn for_each_line(path: &Path, from: u64, mut each: impl FnMut(&[u8])) -> io::Result<u64> {
+    use std::io::{BufRead, Seek};
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        // Removed by a pruning meanwhile.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    file.seek(io::SeekFrom::Start(from))?;
+    let mut reader = io::BufReader::with_capacity(64 * 1024, file);
+    let mut line = Vec::new();
+    let mut read = from;
+    loop {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line)?;
+        if n == 0 || line.last() != Some(&b'\n') {
+            return Ok(read);
+        }
+        read += n as u64;
+        each(&line[..line.len() - 1]);
     }
 }
 

@@ -181,10 +181,17 @@ async function main() {
         let seen;
         if (who === 'gemini') seen = await side.gemini.call(c.tool, args);
         else {
+          // A write case gets a session of its own, as each Gemini CLI call
+          // here is on its own: the tree was just rebuilt behind the
+          // session's back, and a session that had read or written these
+          // files would rightly refuse to overwrite a change it has not seen.
+          const session = c.write ? await new Rootbound(opts.bin, roots, dialect).start() : side.ours;
           try {
-            seen = oursSeen(await side.ours.call(toolName, args));
+            seen = oursSeen(await session.call(toolName, args));
           } catch (e) {
             seen = { error: true, text: `(protocol) ${e.message}` };
+          } finally {
+            if (session !== side.ours) await session.stop();
           }
         }
         seen.files = {};

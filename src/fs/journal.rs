@@ -885,8 +885,12 @@ impl RootJournal {
         let mut briefs: HashMap<String, Brief> = HashMap::new();
         let mut discarded = std::collections::HashSet::new();
         let mut weights: HashMap<String, u64> = HashMap::new();
-        for (path, name, _) in list(&self.dir.join("entries"))? {
+        for (path, name, age) in list(&self.dir.join("entries"))? {
             if !name.ends_with(".log") {
+                // A rewrite's temporary file, left by a process that ended.
+                if name.starts_with('.') && age > STALE {
+                    let _ = fs::remove_file(&path);
+                }
                 continue;
             }
             let mut lines = Vec::new();
@@ -1011,12 +1015,22 @@ impl RootJournal {
                     keep.push(b'\n');
                 }
             })?;
-            if keep.is_empty() && cfg!(unix) {
-                // Its writer, if alive, sees it has no name and starts
-                // another (Windows keeps the file: its writer could not
-                // tell).
-                let _ = fs::remove_file(&log.path);
-            } else if keep.len() as u64 != whole {
+            if keep.len() as u64 == whole {
+                continue;
+            }
+            if cfg!(unix) {
+                // Replaced whole, never cut in place: a pruning stopped half
+                // way (its process ended) leaves the old log or the new one.
+                // Its writer, if alive, sees that its file has no name left
+                // and starts another log.
+                if keep.is_empty() {
+                    let _ = fs::remove_file(&log.path);
+                } else {
+                    write_private(&log.path, &keep)?;
+                }
+            } else {
+                // Windows: a writer could not tell its file was replaced, so
+                // the log is rewritten in place.
                 let mut file = fs::OpenOptions::new().write(true).open(&log.path)?;
                 file.set_len(0)?;
                 file.write_all(&keep)?;

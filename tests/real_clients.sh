@@ -178,7 +178,7 @@ for _ in 1 2 3 4 5 6; do
   sleep 5
   tmux capture-pane -t "$tmux_session" -p -S -300 | grep -q 'rootbound (from rootbound) - Ready' && break
 done
-pane_wait 'rootbound \(from rootbound\) - Ready \(9 tools\)' 5
+pane_wait 'rootbound \(from rootbound\) - Ready \(10 tools\)' 5
 pane_type '/tools'
 pane_wait 'Available Gemini CLI tools:' 30
 sleep 1

@@ -187,4 +187,4 @@ builtins=$(sed -n '/Available Gemini CLI tools:/,$p' <<<"$pane")
 for tool in read_file write_file replace list_directory glob grep_search read_many_files; do
   grep -q "($tool)" <<<"$builtins" && fail "Gemini CLI's built-in $tool is still active: $builtins"
 done
-step "Gemini CLI extension: all 9 rootbound tools active, the built-in file tools excluded"
+step "Gemini CLI extension: all 10 rootbound tools active, the built-in file tools excluded"

@@ -354,8 +354,8 @@ enum BriefRecord {
 struct LogSummary {
     path: PathBuf,
     len: u64,
-    /// Each line's id (None: a line that does not parse) and size.
-    lines: Vec<(Option<String>, u64)>,
+    /// Each line's id (None: a line that does not parse).
+    ids: Vec<Option<String>>,
 }
 
 /// One line of a log.
@@ -893,7 +893,7 @@ impl RootJournal {
                 }
                 continue;
             }
-            let mut lines = Vec::new();
+            let mut ids = Vec::new();
             let len = for_each_line(&path, 0, |line| {
                 let id = match serde_json::from_slice::<BriefRecord>(line) {
                     Ok(BriefRecord::Edit(brief)) => {
@@ -911,9 +911,9 @@ impl RootJournal {
                 if let Some(id) = &id {
                     *weights.entry(id.clone()).or_default() += line.len() as u64 + 1;
                 }
-                lines.push((id, line.len() as u64 + 1));
+                ids.push(id);
             })?;
-            logs.push(LogSummary { path, len, lines });
+            logs.push(LogSummary { path, len, ids });
         }
         let mut entries: Vec<&Brief> = briefs
             .values()
@@ -977,10 +977,8 @@ impl RootJournal {
             }
         }
         let goes = |id: &Option<String>| id.as_deref().is_none_or(|id| dropped.contains(id));
-        let changed: Vec<&LogSummary> = logs
-            .iter()
-            .filter(|log| log.lines.iter().any(|(id, _)| goes(id)))
-            .collect();
+        let changed: Vec<&LogSummary> =
+            logs.iter().filter(|log| log.ids.iter().any(goes)).collect();
         let blobs = list(&self.dir.join("blobs"))?;
         let unnamed: Vec<&(PathBuf, String, Duration)> = blobs
             .iter()
@@ -1072,7 +1070,8 @@ impl RootJournal {
     }
 
     /// The blobs' total size on disk now.
-    pub fn stored_bytes(&self) -> io::Result<u64> {
+    #[cfg(test)]
+    fn stored_bytes(&self) -> io::Result<u64> {
         Ok(list(&self.dir.join("blobs"))?
             .iter()
             .map(|(path, _, _)| fs::symlink_metadata(path).map_or(0, |m| m.len()))

@@ -94,8 +94,21 @@ impl Seen {
         files.insert(real.to_path_buf(), sighting);
     }
 
-    /// How the session last saw the file at `real` (None: never).
-    pub fn last(&self, real: &Path) -> Option<Sighting> {
-        self.files.lock().ok()?.get(real).cloned()
+    /// How the session last saw the file at `real`, if that was not
+    /// `now` (None: the same version, or never seen). Compared in place:
+    /// the common answer, unchanged, copies nothing.
+    pub fn changed(&self, real: &Path, now: &FileVersion) -> Option<Sighting> {
+        let files = self.files.lock().ok()?;
+        files.get(real).filter(|s| s.version != *now).cloned()
+    }
+
+    /// The journal's version of the file at `real` when the session last
+    /// wrote it and it is still `now` (so its hash need not be computed).
+    pub fn journaled(&self, real: &Path, now: &FileVersion) -> Option<Version> {
+        let files = self.files.lock().ok()?;
+        files
+            .get(real)
+            .filter(|s| s.version == *now)
+            .and_then(|s| s.journaled.clone())
     }
 }

@@ -187,12 +187,7 @@ pub fn journaling<'a>(state: &'a State, target: &Target, now: Option<&Metadata>)
     };
     // The session's own last write, unchanged since: its content is in the
     // journal already, under a hash that need not be computed again.
-    let known = now.and_then(|now| {
-        let sighting = state.seen.last(real)?;
-        (sighting.version == FileVersion::of(now))
-            .then_some(sighting.journaled)
-            .flatten()
-    });
+    let known = now.and_then(|now| state.seen.journaled(real, &FileVersion::of(now)));
     Journaling {
         journal: state.journal.of_root(root),
         rel,
@@ -317,8 +312,10 @@ pub fn unseen_change(state: &State, target: &Target, now: &Metadata) -> Option<U
     if let Some(was) = state.seen.led_elsewhere(named, real) {
         return Some(Unseen::Relinked(was));
     }
-    let sighting = state.seen.last(real)?;
-    (sighting.version != FileVersion::of(now)).then_some(Unseen::Changed(sighting))
+    state
+        .seen
+        .changed(real, &FileVersion::of(now))
+        .map(Unseen::Changed)
 }
 
 /// What changed in a file since the session saw it: a diff from the

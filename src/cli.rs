@@ -38,6 +38,20 @@ pub struct Cli {
     #[arg(long, value_name = "PREFIX", global = true)]
     pub bash_allow: Vec<String>,
 
+    /// Whether a command the allow list refuses becomes a question to the
+    /// user, through a client that can be asked (MCP elicitation): run it
+    /// once, allow its prefix for the session, or not. An approved command
+    /// still runs in the sandbox (docs/security.md, "Asking the user").
+    /// Always off with --read-only.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "WHEN",
+        default_value = "on",
+        global = true
+    )]
+    pub bash_ask: Switch,
+
     /// Refuse commands starting with PREFIX (repeatable; wins over allow).
     /// Matched against the command with its options removed (`git -P log`
     /// is `git log`), but a deny entry names one command, not every spelling
@@ -209,7 +223,7 @@ impl Cli {
             .skip(1)
             .any(|a| a == "--help" || a == "-h" || a == "help");
         if asks_help && !cfg!(windows) {
-            let found = find_toolchains(BashMode::WorkspaceWrite, &[], &[], &[]);
+            let found = find_toolchains(BashMode::WorkspaceWrite, false, &[], &[], &[]);
             command = command.after_help(format!(
                 "Toolchains found on this machine, made readable to bash calls that run them \
                  (`rootbound [OPTIONS] sandbox` shows what a configuration uses):\n{}",
@@ -315,7 +329,8 @@ impl Cli {
         for preset in &self.bash_preset {
             allow.extend(preset.commands().iter().map(|c| c.to_string()));
         }
-        let toolchains = find_toolchains(mode, &allow, &extra_path, &config.roots);
+        let ask = self.bash_ask == Switch::On && !self.read_only;
+        let toolchains = find_toolchains(mode, ask, &allow, &extra_path, &config.roots);
         for dir in toolchains.read() {
             // A directory that cannot be made canonical now is left out.
             if let Ok(canonical) = crate::fs::canonical_dir(&dir)
@@ -345,6 +360,7 @@ impl Cli {
             env_names: self.bash_env.clone(),
             extra_env: toolchains.env(),
             toolchains,
+            ask,
         };
         config.read_only = self.read_only;
         config.disabled_tools = self.disabled_tools.clone();
@@ -389,10 +405,12 @@ impl Cli {
 }
 
 /// The toolchains of the programs `mode` lets bash run: the first word of
-/// each allow entry, or in workspace-write mode every known one. None on
+/// each allow entry, or in workspace-write mode every known one, and every
+/// known one too where the user may be asked to approve a command. None on
 /// Windows, where no sandbox narrows what commands see.
 fn find_toolchains(
     mode: BashMode,
+    ask: bool,
     allow: &[String],
     user_path: &[PathBuf],
     roots: &[PathBuf],
@@ -402,6 +420,12 @@ fn find_toolchains(
         return toolchains::Found::default();
     }
     let programs: Vec<String> = match mode {
+        BashMode::ReadOnly | BashMode::Allowlist if ask => allow
+            .iter()
+            .filter_map(|entry| entry.split_whitespace().next())
+            .chain(toolchains::KNOWN_PROGRAMS.iter().copied())
+            .map(str::to_string)
+            .collect(),
         BashMode::Allowlist => allow
             .iter()
             .filter_map(|entry| entry.split_whitespace().next())
@@ -423,6 +447,13 @@ fn find_toolchains(
             .map(|root| crate::fs::canonical_dir(root).unwrap_or_else(|_| root.clone()))
             .collect::<Vec<_>>(),
     )
+}
+
+/// On or off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Switch {
+    On,
+    Off,
 }
 
 /// `--bash-preset`: a toolchain's test, build and lint commands.
@@ -589,7 +620,12 @@ pub async fn run_call(registry: &Registry, tool: &str, json: Option<&str>) -> i3
         .call(tool, Some(args), tools::CallParts::detached())
         .await
     {
-        Ok(result) => print_result(&result),
+        Ok(rmcp::model::CallToolResponse::Complete(result)) => print_result(&result),
+        // Only a call that can ask the user is answered otherwise.
+        Ok(_) => {
+            eprintln!("rootbound: the call asked for input, which `rootbound call` cannot give");
+            1
+        }
         Err(e) => {
             eprintln!("rootbound: {}", e.message);
             2

@@ -121,6 +121,9 @@ pub struct BashConfig {
     pub extra_env: Vec<(String, String)>,
     /// The toolchains found for the programs bash may run (docs/security.md).
     pub toolchains: crate::shell::sandbox::toolchains::Found,
+    /// Whether a command the allow list refuses becomes a question to the
+    /// user, where the client can be asked (`--bash-ask`).
+    pub ask: bool,
 }
 
 impl Default for BashConfig {
@@ -136,6 +139,7 @@ impl Default for BashConfig {
             env_names: Vec::new(),
             extra_env: Vec::new(),
             toolchains: Default::default(),
+            ask: true,
         }
     }
 }

@@ -72,6 +72,12 @@ if [ "$(cat "$venv/.installed" 2>/dev/null)" != "mcp==$MCP_PYTHON_VERSION" ]; th
 fi
 timeout 120 "$venv/bin/python" "$repo/tests/clients/python_client.py" "$bin" "$repo" || fail "python client"
 step "Python mcp $MCP_PYTHON_VERSION: ok"
+# Asking the user (elicitation), in both protocol eras.
+for era in legacy 2026-07-28; do
+  timeout 300 "$venv/bin/python" "$repo/tests/clients/python_ask.py" "$bin" "$era" \
+    || fail "python ask ($era)"
+done
+step "Python mcp $MCP_PYTHON_VERSION: asking the user: ok"
 
 # --- Gemini CLI ------------------------------------------------------------------
 npm_install "$scratch/gemini" "@google/gemini-cli@$GEMINI_CLI_VERSION"

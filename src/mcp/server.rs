@@ -6,10 +6,11 @@ use std::sync::Arc;
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 
+use crate::tools::ask::{Asker, Cannot};
 use crate::tools::{CallParts, Progress, Registry};
 
 /// What the server tells a client about itself; `{search}` is the search
@@ -26,6 +27,41 @@ pub struct RootboundServer {
 impl RootboundServer {
     pub fn new(registry: Arc<Registry>) -> Self {
         RootboundServer { registry }
+    }
+}
+
+impl RootboundServer {
+    /// How a call may ask the user (`tools/ask.rs`): not at all when asking
+    /// is off or the client did not declare form elicitation; in the
+    /// 2026-07-28 era by rounds; before it, by a request to the client.
+    fn asker(
+        &self,
+        context: &RequestContext<RoleServer>,
+        request: &CallToolRequestParams,
+    ) -> Asker {
+        let state = self.registry.state();
+        if !state.shell.as_ref().is_some_and(|shell| shell.asks()) {
+            return Asker::cannot(Cannot::TurnedOff);
+        }
+        let can = context
+            .client_capabilities()
+            .and_then(|c| c.elicitation)
+            .is_some_and(|e| e.form.is_some() || e.url.is_none());
+        if !can {
+            return Asker::cannot(Cannot::NoCapability);
+        }
+        let in_rounds = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        if in_rounds {
+            Asker::rounds(
+                state.questions.clone(),
+                request.input_responses.clone(),
+                request.request_state.clone(),
+            )
+        } else {
+            Asker::peer(context.peer.clone())
+        }
     }
 }
 
@@ -64,10 +100,10 @@ impl ServerHandler for RootboundServer {
         let parts = CallParts {
             cancel: context.ct.clone(),
             progress,
+            asker: self.asker(&context, &request),
         };
         self.registry
             .call(&request.name, request.arguments, parts)
             .await
-            .map(CallToolResponse::from)
     }
 }

@@ -83,6 +83,10 @@ pub struct Plan {
     /// holds the write gate: another call may have changed what they lead to
     /// while this one waited (a new link into `.git`).
     pub git_written_paths: Vec<(Pin, Vec<PathBuf>)>,
+    /// In read-only mode, the user chose to run this line once with the
+    /// roots writable (still in the sandbox, with the check of what it left
+    /// behind).
+    pub writable_once: bool,
 }
 
 impl Plan {
@@ -294,6 +298,9 @@ pub struct Shell {
     /// What protecting the roots keeps between writable lines.
     #[cfg(unix)]
     protection: Arc<Protection>,
+    /// Allow entries the user approved for the rest of the session, through
+    /// the client (docs/security.md, "Asking the user"). Memory only.
+    approved: std::sync::Mutex<Vec<Vec<String>>>,
 }
 
 impl Shell {
@@ -310,7 +317,30 @@ impl Shell {
             writes,
             #[cfg(unix)]
             protection: Arc::default(),
+            approved: std::sync::Mutex::new(Vec::new()),
         }
+    }
+
+    /// The user approved commands starting with `prefix` for this session.
+    pub fn approve_for_session(&self, prefix: &[String]) {
+        let mut approved = self.approved.lock().unwrap_or_else(|p| p.into_inner());
+        if !approved.iter().any(|e| e == prefix) {
+            tracing::info!(
+                "bash: the user approved, for this session, commands starting with {}",
+                crate::text::visible::quoted_words(prefix)
+            );
+            approved.push(prefix.to_vec());
+        }
+    }
+
+    /// Whether the user may be asked about refused commands (`--bash-ask`).
+    pub fn asks(&self) -> bool {
+        self.config.ask && !self.config.mode.full_shell()
+    }
+
+    /// The mode commands run in.
+    pub fn mode(&self) -> BashMode {
+        self.config.mode
     }
 
     /// At serve start. On Linux nothing: the fork server, the server's
@@ -377,7 +407,9 @@ impl Shell {
         live: Option<&run::LiveOutput>,
     ) -> Result<Ran, String> {
         let _turn = turn;
-        let writable = self.config.mode != BashMode::ReadOnly && !plan.writes_nothing;
+        let read_only =
+            (self.config.mode == BashMode::ReadOnly && !plan.writable_once) || plan.writes_nothing;
+        let writable = !read_only;
         let gate = async {
             if !plan.git_pins.is_empty() {
                 let repositories: Vec<PathBuf> = plan
@@ -424,7 +456,6 @@ impl Shell {
                 .map_err(|why| self.refusal_message(&why))?;
         }
         self.check_git_configs(plan, deadline, cancel).await?;
-        let read_only = self.config.mode == BashMode::ReadOnly || plan.writes_nothing;
         // Windows has no sandbox to protect in; only the write tools' rules
         // apply there (docs/security.md).
         #[cfg(unix)]
@@ -567,6 +598,20 @@ impl Shell {
 
     /// Parses, expands and checks `command` into the steps to run.
     pub fn plan(&self, command: &str, guard: &Guard, deadline: Instant) -> Result<Plan, Refusal> {
+        self.plan_approved(command, guard, deadline, &[])
+    }
+
+    /// [`Shell::plan`], with the session's approvals and `once` (commands
+    /// the user approved for this call alone) on the allow list. When only
+    /// the allow list refuses, the refusal names every command of the line
+    /// it refused ([`Refusal::asks`]), so the user is asked once per line.
+    pub fn plan_approved(
+        &self,
+        command: &str,
+        guard: &Guard,
+        deadline: Instant,
+        once: &[Vec<String>],
+    ) -> Result<Plan, Refusal> {
         if command.len() > MAX_COMMAND_BYTES {
             return Err(Refusal::new(
                 format!("{}...", command.chars().take(40).collect::<String>()),
@@ -590,6 +635,7 @@ impl Shell {
                 left_out: 0,
                 writes_nothing: false,
                 git_written_paths: Vec::new(),
+                writable_once: false,
             });
         }
         let line = parse::parse(command)?;
@@ -603,6 +649,13 @@ impl Shell {
             deadline,
         };
         let mut expander = Expander::new(guard, &self.cwd, budget);
+        let mut approved = self
+            .approved
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        approved.extend(once.iter().cloned());
+        let mut needs_approval: Option<Refusal> = None;
         let mut steps = Vec::new();
         let mut git_pins: Vec<Pin> = Vec::new();
         let mut other_programs = false;
@@ -627,7 +680,22 @@ impl Shell {
                 for arg in args {
                     argv.extend(expander.expand(arg)?);
                 }
-                let checked = self.policy.check(&argv, &paths)?;
+                let checked = match self.policy.check_approved(&argv, &paths, &approved) {
+                    Ok(checked) => checked,
+                    Err(refusal) if !refusal.asks.is_empty() => {
+                        // Checked on as if approved, so that a refusal no
+                        // approval lifts (a path, an option) is found now.
+                        let mut with = approved.clone();
+                        with.extend(refusal.asks.iter().map(|a| a.argv.clone()));
+                        let checked = self.policy.check_approved(&argv, &paths, &with)?;
+                        match &mut needs_approval {
+                            Some(first) => first.asks.extend(refusal.asks),
+                            None => needs_approval = Some(refusal),
+                        }
+                        checked
+                    }
+                    Err(refusal) => return Err(refusal),
+                };
                 let assigned = policy::env::check(
                     &cmd.assignments,
                     &self.config.env_names,
@@ -681,6 +749,9 @@ impl Shell {
                 then: item.then,
             });
         }
+        if let Some(refusal) = needs_approval {
+            return Err(refusal);
+        }
         // git's configuration is checked before the line runs; nothing in
         // the line may change it before git reads it.
         let writes_nothing =
@@ -691,6 +762,7 @@ impl Shell {
             left_out: expander.left_out,
             writes_nothing,
             git_written_paths,
+            writable_once: false,
         })
     }
 

@@ -10,3 +10,4 @@ pub mod globs;
 pub mod lines;
 pub mod names;
 pub mod time;
+pub mod visible;

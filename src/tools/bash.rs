@@ -5,9 +5,12 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::ask::{Answer, Cannot, Question};
 use super::{CallContext, ToolError, ToolResult, ToolSpec, parse_args};
 use crate::mcp::params::JsonObject;
 use crate::shell::run::{Ending, HiddenFailure, LiveOutput, Outcome, signal_name};
+use crate::shell::{Plan, Refusal, Shell};
+use crate::text::visible::{quoted, quoted_words};
 
 /// Characters of output shown, at most (head and tail kept).
 pub const MAX_SHOWN_CHARS: usize = 10_000;
@@ -61,28 +64,103 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     // expansion reads directories, so a line with patterns is planned on
     // the blocking pool; one without is only parsed and checked, inline.
     let limit = shell.limit_for(params.timeout).map_err(ToolError)?;
-    let started = std::time::Instant::now();
-    let deadline = started + limit;
+    let mut started = std::time::Instant::now();
+    let mut deadline = started + limit;
     let command = params.command;
-    let turn = match shell.take_turn(deadline, &ctx.cancel).await {
-        Ok(turn) => turn,
-        Err(ended) => {
-            let ran = ended.map_err(ToolError)?;
-            return super::text(format_outcome(&ran.outcome, &[], &fresh_boundary()));
+    // Commands the user approved for this call alone, and whether they
+    // chose to let it write in read-only mode.
+    let mut once: Vec<Vec<String>> = Vec::new();
+    let mut writable_once = false;
+    let mut asked = 0;
+    let mut approval_note: Option<String> = None;
+    let (turn, mut plan) = loop {
+        let turn = match shell.take_turn(deadline, &ctx.cancel).await {
+            Ok(turn) => turn,
+            Err(ended) => {
+                let ran = ended.map_err(ToolError)?;
+                return super::text(format_outcome(&ran.outcome, &[], &fresh_boundary()));
+            }
+        };
+        let refusal = match plan_line(&ctx, &command, deadline, &once).await? {
+            Ok(plan) => break (turn, plan),
+            Err(refusal) => refusal,
+        };
+        let askable = !refusal.asks.is_empty();
+        let cannot = ctx.asker.cannot_ask();
+        if !askable || cannot.is_some() || asked >= MAX_QUESTIONS {
+            return Err(ToolError(refused(shell, &refusal, cannot)));
         }
+        // The user is asked without the turn held: other calls go on.
+        drop(turn);
+        asked += 1;
+        let question = approval_question(shell.mode(), &command, &refusal, limit);
+        let answer = ctx.asker.ask(&question, &ctx.cancel).await;
+        let commands = quoted_commands(&refusal);
+        match answer {
+            Answer::Chose(choice) if choice == "once" || choice == "once_writable" => {
+                once.extend(refusal.asks.iter().map(|a| a.argv.clone()));
+                writable_once |= choice == "once_writable";
+                tracing::info!("bash: the user approved, once: {commands}");
+                approval_note = Some(format!(
+                    "the user approved running {commands} this once{}, asked through the client",
+                    if choice == "once_writable" {
+                        " with the workspace roots writable"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            Answer::Chose(choice) if choice == "session" => {
+                for ask in &refusal.asks {
+                    shell.approve_for_session(&ask.prefix);
+                }
+                let prefixes: Vec<String> = refusal
+                    .asks
+                    .iter()
+                    .map(|a| format!("[{}]", quoted_words(&a.prefix)))
+                    .collect();
+                approval_note = Some(format!(
+                    "the user allowed commands starting with {} for the rest of this session, \
+                     asked through the client",
+                    prefixes.join(", ")
+                ));
+            }
+            Answer::Chose(_) | Answer::Declined => {
+                return Err(ToolError(format!(
+                    "The user declined to run {commands} (asked through the client). Nothing \
+                     ran. Do not ask again for this command; go on without it, or ask the user \
+                     in your reply what to do instead."
+                )));
+            }
+            Answer::Dismissed => {
+                return Err(ToolError(format!(
+                    "The user closed the question whether to run {commands} without approving \
+                     it. Nothing ran. Do not ask again for this command unless the user asks \
+                     you to."
+                )));
+            }
+            Answer::TimedOut => {
+                return Err(ToolError(format!(
+                    "The user did not answer within {}s whether to run {commands}, so it did \
+                     not run. Do not ask again for this command unless the user asks you to.",
+                    limit.as_secs()
+                )));
+            }
+            Answer::Failed(why) => {
+                return Err(ToolError(format!(
+                    "{} The client could not ask the user ({why}).",
+                    shell.refusal_message(&refusal)
+                )));
+            }
+            // The question is this call's result; the client sends the call
+            // again with the answer.
+            Answer::Deferred => return Err(ToolError(String::new())),
+        }
+        // The time the user took is not the command's.
+        started = std::time::Instant::now();
+        deadline = started + limit;
     };
-    let planned = if command.len() <= 4096 && !command.contains(['*', '?', '[']) {
-        shell.plan(&command, &state.guard, deadline)
-    } else {
-        let planning = ctx.state.clone();
-        tokio::task::spawn_blocking(move || {
-            let shell = planning.shell.as_ref().expect("checked above");
-            shell.plan(&command, &planning.guard, deadline)
-        })
-        .await
-        .map_err(|e| ToolError(format!("planning the command failed: {e}")))?
-    };
-    let plan = planned.map_err(|r| ToolError(shell.refusal_message(&r)))?;
+    plan.writable_once = writable_once && shell.mode() == crate::config::BashMode::ReadOnly;
     let live = std::sync::Arc::new(LiveOutput::default());
     let reporter = ctx
         .progress
@@ -102,7 +180,8 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
         reporter.abort();
     }
     let ran = ran.map_err(ToolError)?;
-    let mut notes = plan.notes(state.config.bash.mode);
+    let mut notes: Vec<String> = approval_note.into_iter().collect();
+    notes.extend(plan.notes(state.config.bash.mode));
     if cfg!(not(windows)) {
         notes.extend(sandbox_notes(&ran.outcome).map(str::to_string));
     }
@@ -115,6 +194,136 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
             .replace('\t', "\\t")
     }));
     super::text(format_outcome(&ran.outcome, &notes, &fresh_boundary()))
+}
+
+/// Questions one call may ask before it gives up: a line's commands can
+/// change between two questions (a glob matches new files), and the user
+/// must see what runs.
+const MAX_QUESTIONS: usize = 3;
+
+/// Plans `command`: inline when it is short and has no pattern, else on
+/// the blocking pool (glob expansion reads directories).
+async fn plan_line(
+    ctx: &CallContext,
+    command: &str,
+    deadline: std::time::Instant,
+    once: &[Vec<String>],
+) -> Result<Result<Plan, Refusal>, ToolError> {
+    let state = &ctx.state;
+    let shell = state.shell.as_ref().expect("bash is on");
+    if command.len() <= 4096 && !command.contains(['*', '?', '[']) {
+        return Ok(shell.plan_approved(command, &state.guard, deadline, once));
+    }
+    let planning = ctx.state.clone();
+    let (command, once) = (command.to_string(), once.to_vec());
+    tokio::task::spawn_blocking(move || {
+        let shell = planning.shell.as_ref().expect("bash is on");
+        shell.plan_approved(&command, &planning.guard, deadline, &once)
+    })
+    .await
+    .map_err(|e| ToolError(format!("planning the command failed: {e}")))
+}
+
+/// The refusal's commands, each as its quoted, escaped words.
+fn quoted_commands(refusal: &Refusal) -> String {
+    refusal
+        .asks
+        .iter()
+        .map(|a| format!("[{}]", quoted_words(&a.argv)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The answer to a refused line: the refusal, and for one the user could
+/// approve, the option that allows it and why the user was not asked.
+fn refused(shell: &Shell, refusal: &Refusal, cannot: Option<Cannot>) -> String {
+    let mut message = shell.refusal_message(refusal);
+    if refusal.asks.is_empty() {
+        return message;
+    }
+    let mut prefixes: Vec<String> = Vec::new();
+    for ask in &refusal.asks {
+        let option = format!("--bash-allow {}", quoted(&ask.prefix.join(" ")));
+        if !prefixes.contains(&option) {
+            prefixes.push(option);
+        }
+    }
+    let why = match cannot {
+        Some(Cannot::NoCapability) => {
+            "this client cannot ask the user (it did not declare MCP elicitation)"
+        }
+        Some(Cannot::TurnedOff) if shell.asks() => "this call cannot ask the user",
+        Some(Cannot::TurnedOff) => "asking the user is turned off on this server",
+        None => "the user was asked too many times in this call",
+    };
+    message.push_str(&format!(
+        "\nThe server's user can allow it by starting rootbound with {}; {why}.",
+        prefixes.join(" ")
+    ));
+    message
+}
+
+/// The question for a line only the allow list refuses: the line, each
+/// refused command's words exactly as they would run, why, and where it
+/// would run. Every text the model wrote is quoted and escaped.
+fn approval_question(
+    mode: crate::config::BashMode,
+    command: &str,
+    refusal: &Refusal,
+    wait: std::time::Duration,
+) -> Question {
+    let read_only = mode == crate::config::BashMode::ReadOnly;
+    let mut message = String::from(
+        "rootbound: the bash tool's allow list refused a command line the model asked to run. \
+         Should it run?\n\nCommand line:\n  ",
+    );
+    message.push_str(&quoted(command));
+    message.push_str("\n\nRefused commands (each word quoted, exactly as it would run):");
+    for ask in &refusal.asks {
+        message.push_str(&format!(
+            "\n  {}\n    refused: {}\n    allowed for the session: every command starting with {}",
+            quoted_words(&ask.argv),
+            ask.reason,
+            quoted_words(&ask.prefix)
+        ));
+    }
+    message.push_str(if read_only {
+        "\n\nThe server is in read-only mode: an approved command runs in the sandbox with \
+         nothing writable and no network, unless you choose to let it write inside the \
+         workspace roots this once."
+    } else {
+        "\n\nAn approved command runs in the sandbox: it writes only inside the workspace \
+         roots, and has no network."
+    });
+    message.push_str(
+        " Approving widens the allow list only: paths must stay inside the workspace roots, \
+         and denied commands stay denied.",
+    );
+    let mut choices = vec![(
+        "once",
+        if read_only {
+            "Run it once, read-only"
+        } else {
+            "Run it once"
+        },
+    )];
+    if read_only {
+        choices.push((
+            "once_writable",
+            "Run it once with the workspace roots writable (still sandboxed, no network)",
+        ));
+    }
+    choices.push((
+        "session",
+        "Allow commands starting with the prefix shown, for the rest of this session",
+    ));
+    choices.push(("no", "Do not run it"));
+    Question {
+        about: format!("bash\0{command}"),
+        message,
+        choices,
+        wait,
+    }
 }
 
 /// How often a running call reports progress.
@@ -392,6 +601,7 @@ mod tests {
             left_out: 2,
             writes_nothing: true,
             git_written_paths: Vec::new(),
+            writable_once: false,
         };
         assert_eq!(
             format_outcome(

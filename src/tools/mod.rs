@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use rmcp::model::{
-    CallToolResult, ContentBlock, ErrorData, ProgressNotificationParam, ProgressToken, Tool,
+    CallToolResponse, CallToolResult, ContentBlock, ErrorData, ProgressNotificationParam,
+    ProgressToken, Tool,
 };
 use rmcp::service::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
@@ -32,6 +33,7 @@ use crate::mcp::params::{self, JsonObject};
 use crate::shell::Shell;
 use crate::text::budget::{AnswerBudget, client_len, whole_lines_within};
 
+pub mod ask;
 pub mod bash;
 pub mod file_read;
 pub mod filters;
@@ -90,6 +92,9 @@ pub struct State {
     pub journal: Journal,
     /// Which version of each file this session last read or wrote.
     pub seen: seen::Seen,
+    /// Questions to the user asked in rounds (2026-07-28) and not yet
+    /// answered.
+    pub questions: Arc<ask::Pending>,
 }
 
 impl State {
@@ -107,6 +112,7 @@ impl State {
             writes,
             journal,
             seen: seen::Seen::default(),
+            questions: Arc::default(),
         }
     }
 }
@@ -162,6 +168,8 @@ pub struct CallContext {
     pub state: Arc<State>,
     pub cancel: CancellationToken,
     pub progress: Option<Progress>,
+    /// How the user may be asked, if at all (`ask.rs`).
+    pub asker: ask::Asker,
 }
 
 /// Reports progress for a request that carried a progress token, at most
@@ -270,7 +278,7 @@ impl Registry {
         name: &str,
         args: Option<JsonObject>,
         parts: CallParts,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<CallToolResponse, ErrorData> {
         let Some(spec) = self.find(name) else {
             return Err(ErrorData::invalid_params(
                 format!(
@@ -280,14 +288,16 @@ impl Registry {
                 None,
             ));
         };
+        let asker = parts.asker.clone();
         let ctx = CallContext {
             state: self.state.clone(),
             cancel: parts.cancel,
             progress: parts.progress,
+            asker: parts.asker,
         };
         let mut args = args.unwrap_or_default();
         if let Err(message) = spec.check(self.dialect, &mut args) {
-            return Ok(error_result(message));
+            return Ok(error_result(message).into());
         }
         let cancel = ctx.cancel.clone();
         let started = Instant::now();
@@ -295,16 +305,20 @@ impl Registry {
         let outcome = tokio::select! {
             outcome = run => outcome,
             () = cancel.cancelled() => {
-                return Ok(error_result(format!("The {name} call was cancelled before it finished.")));
+                return Ok(error_result(format!("The {name} call was cancelled before it finished.")).into());
             }
         };
+        // A question for the user goes back in place of a result (2026-07-28).
+        if let Some(question) = asker.deferred() {
+            return Ok(CallToolResponse::InputRequired(question));
+        }
         tracing::debug!(
             tool = name,
             elapsed_us = started.elapsed().as_micros() as u64,
             "call finished"
         );
         let budget = self.state.config.answer_budget;
-        Ok(match outcome {
+        Ok(CallToolResponse::Complete(match outcome {
             Ok(Ok(content)) => CallToolResult::success(within_budget(content, budget)),
             Ok(Err(ToolError(message))) => {
                 CallToolResult::error(within_budget(vec![ContentBlock::text(message)], budget))
@@ -317,7 +331,7 @@ impl Registry {
                      still running, so you can retry or try another approach."
                 ))
             }
-        })
+        }))
     }
 }
 
@@ -325,6 +339,7 @@ impl Registry {
 pub struct CallParts {
     pub cancel: CancellationToken,
     pub progress: Option<Progress>,
+    pub asker: ask::Asker,
 }
 
 impl CallParts {
@@ -334,6 +349,7 @@ impl CallParts {
         CallParts {
             cancel: CancellationToken::new(),
             progress: None,
+            asker: ask::Asker::cannot(ask::Cannot::TurnedOff),
         }
     }
 }
@@ -542,6 +558,13 @@ mod tests {
         }
     }
 
+    fn complete(response: CallToolResponse) -> CallToolResult {
+        match response {
+            CallToolResponse::Complete(result) => result,
+            other => panic!("expected a result, got {other:?}"),
+        }
+    }
+
     fn text_of(result: &CallToolResult) -> String {
         match result.content.first() {
             Some(ContentBlock::Text(t)) => t.text.clone(),
@@ -555,6 +578,7 @@ mod tests {
         let result = registry
             .call("probe", None, CallParts::detached())
             .await
+            .map(complete)
             .unwrap();
         assert_eq!(result.is_error, Some(true));
         let text = text_of(&result);
@@ -572,6 +596,7 @@ mod tests {
         let result = registry
             .call("probe", None, CallParts::detached())
             .await
+            .map(complete)
             .unwrap();
         assert_eq!(result.is_error, Some(true));
         assert!(text_of(&result).contains("boom in blocking work"));
@@ -589,6 +614,7 @@ mod tests {
         let parts = CallParts {
             cancel: cancel.clone(),
             progress: None,
+            asker: ask::Asker::cannot(ask::Cannot::TurnedOff),
         };
         let trigger = async {
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -596,7 +622,7 @@ mod tests {
         };
         let started = Instant::now();
         let (result, ()) = tokio::join!(registry.call("probe", None, parts), trigger);
-        let result = result.unwrap();
+        let result = complete(result.unwrap());
         assert!(started.elapsed() < Duration::from_secs(5));
         assert_eq!(result.is_error, Some(true));
         assert!(text_of(&result).contains("cancelled"));

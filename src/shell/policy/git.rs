@@ -309,13 +309,24 @@ pub fn check(
     if sub == "help" {
         return refuse("git help", "`git help` runs the `man` program");
     }
-    refuse(
-        format!("git {sub}"),
-        format!(
-            "only read-only git subcommands are allowed ({})",
-            read_only_names().join(", ")
-        ),
-    )
+    let why = format!(
+        "only read-only git subcommands are allowed ({})",
+        read_only_names().join(", ")
+    );
+    // A writing subcommand with a table is what `--bash-allow "git SUB"`
+    // admits, so the user may approve it; one without a table never runs.
+    if super::git_write::SUBCOMMANDS.iter().any(|p| p.name == sub) {
+        let argv: Vec<String> = std::iter::once("git".to_string())
+            .chain(args.iter().cloned())
+            .collect();
+        return Err(Refusal::askable(
+            format!("git {sub}"),
+            &argv,
+            vec!["git".into(), sub.clone()],
+            why,
+        ));
+    }
+    refuse(format!("git {sub}"), why)
 }
 
 /// Checks a subcommand's arguments against its table: the writing one when

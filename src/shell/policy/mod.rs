@@ -217,7 +217,22 @@ impl Policy {
     }
 
     /// Checks one simple command's final argv (after glob expansion).
+    #[cfg(test)]
     pub fn check(&self, argv: &[String], paths: &dyn PathCheck) -> Result<Checked, Refusal> {
+        self.check_approved(argv, paths, &[])
+    }
+
+    /// [`Policy::check`], with entries the user approved through the client
+    /// (docs/security.md, "Asking the user") counted as allow entries, in
+    /// every mode: an approval widens the allow list, never the deny list,
+    /// the option tables, the paths or the sandbox. A refusal only an
+    /// approval could lift carries the command in [`Refusal::asks`].
+    pub fn check_approved(
+        &self,
+        argv: &[String],
+        paths: &dyn PathCheck,
+        approved: &[Vec<String>],
+    ) -> Result<Checked, Refusal> {
         let Some(program) = argv.first() else {
             return refuse("", "empty command");
         };
@@ -241,21 +256,33 @@ impl Policy {
                 format!("`{}` is denied by configuration", entry.join(" ")),
             );
         }
-        if self.mode == BashMode::ReadOnly && INTERPRETERS_AND_WRAPPERS.contains(&program.as_str())
+        let matches = |e: &&Vec<String>| starts_with_words(argv, e) || starts_with_words(&words, e);
+        let was_approved = approved.iter().any(|e| matches(&e));
+        if self.mode == BashMode::ReadOnly
+            && INTERPRETERS_AND_WRAPPERS.contains(&program.as_str())
+            && !was_approved
         {
-            return refuse(
+            return Err(Refusal::askable(
                 program,
+                argv,
+                suggested_prefix(argv),
                 "interpreters and wrappers can run any code, so they are not allowed in read-only mode",
-            );
+            ));
         }
         let built_in = READ_ONLY_PROGRAMS.contains(&program.as_str());
         let user_entry = self
             .user_allow
             .iter()
-            .filter(|e| starts_with_words(argv, e) || starts_with_words(&words, e))
+            .chain(approved)
+            .filter(matches)
             .max_by_key(|e| e.len());
         if !built_in && user_entry.is_none() {
-            return refuse(program, "this program is not on the allowlist");
+            return Err(Refusal::askable(
+                program,
+                argv,
+                suggested_prefix(argv),
+                "this program is not on the allowlist",
+            ));
         }
         let args = &argv[1..];
         let here = Path::new("");
@@ -268,8 +295,9 @@ impl Policy {
                 let user_subcommands: Vec<String> = self
                     .user_allow
                     .iter()
-                    .filter(|e| e.len() >= 2 && e[0] == "git")
-                    .map(|e| e[1].clone())
+                    .chain(approved)
+                    .filter(|e| e.first().is_some_and(|p| p == "git"))
+                    .filter_map(|e| git::without_globals(e).get(1).map(|s| s.to_string()))
                     .collect();
                 let git = git::check(args, paths, &user_subcommands)?;
                 return Ok(Checked {
@@ -315,6 +343,26 @@ fn command_words(argv: &[String]) -> Vec<String> {
     let mut out: Vec<String> = argv.iter().take(1).cloned().collect();
     out.extend(argv.iter().skip(1).filter(|w| !w.starts_with('-')).cloned());
     out
+}
+
+/// The allow entry an approval of `argv` for the session adds: the
+/// program, and its next word when that reads as a subcommand (`cargo
+/// build`, `make test`), never an option, a path or a file name.
+pub fn suggested_prefix(argv: &[String]) -> Vec<String> {
+    if argv.first().is_some_and(|p| p == "git") {
+        return git::without_globals(argv)
+            .into_iter()
+            .take(2)
+            .map(str::to_string)
+            .collect();
+    }
+    let subcommand = argv.get(1).filter(|word| {
+        word.starts_with(|c: char| c.is_ascii_lowercase())
+            && word
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+    });
+    argv.iter().take(1).chain(subcommand).cloned().collect()
 }
 
 /// `argv` begins with the words of `entry`.

@@ -1372,6 +1372,9 @@ async fn the_environment_is_an_allowlist() {
     cmd.arg("--root")
         .arg(l.root())
         .args(["--bash-allow", "printenv"])
+        // Asking finds every known toolchain, whose directories would join
+        // the system's on PATH.
+        .args(["--bash-ask", "off"])
         .env("ROOTBOUND_TEST_SECRET", "hunter2-secret")
         .env("AWS_SECRET_ACCESS_KEY", "aws-secret-value")
         .env("PATH", format!("{}::/usr/bin", l.root().display()));

@@ -55,15 +55,29 @@ pub enum TargetError {
 
 /// Resolves `raw` for writing.
 pub fn target(guard: &Guard, raw: &str) -> Result<Target, TargetError> {
+    target_with(guard, raw, false)
+}
+
+/// Resolves `raw` for writing a path the user approved writing once
+/// although it is protected (docs/security.md, "Asking the user"): the
+/// guard's rules hold, the `.git` and protected-set rules do not.
+pub fn target_approved(guard: &Guard, raw: &str) -> Result<Target, TargetError> {
+    target_with(guard, raw, true)
+}
+
+fn target_with(guard: &Guard, raw: &str, approved: bool) -> Result<Target, TargetError> {
     let resolved = guard.resolve(raw).map_err(TargetError::Refused)?;
     let abs = resolved.display().display().to_string();
-    if has_component(resolved.display(), ".git") || has_component(resolved.real(), ".git") {
+    if !approved
+        && (has_component(resolved.display(), ".git") || has_component(resolved.real(), ".git"))
+    {
         return Err(TargetError::InsideGit(abs));
     }
     if resolved.is_dir() {
         return Err(TargetError::IsDirectory(abs));
     }
-    if let Some(root) = guard.containing_root(resolved.real())
+    if !approved
+        && let Some(root) = guard.containing_root(resolved.real())
         && let Some(why) =
             crate::fs::protected::write_refusal(root, resolved.real(), guard.unprotected())
     {

@@ -40,7 +40,7 @@ impl RootboundServer {
         request: &CallToolRequestParams,
     ) -> Asker {
         let state = self.registry.state();
-        if !state.shell.as_ref().is_some_and(|shell| shell.asks()) {
+        if !state.config.bash.ask {
             return Asker::cannot(Cannot::TurnedOff);
         }
         let can = context

@@ -13,9 +13,29 @@ use std::fmt::Write;
 pub fn quoted(word: &str) -> String {
     let mut out = String::with_capacity(word.len() + 2);
     out.push('"');
-    for c in word.chars() {
+    push_escaped(&mut out, word, true);
+    out.push('"');
+    out
+}
+
+/// `text` line by line, each line after `prefix`, with backslashes and
+/// every invisible or control character escaped (a line break inside a
+/// line, such as a lone carriage return, too).
+pub fn lines(text: &str, prefix: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    for line in text.split('\n') {
+        out.push_str(prefix);
+        push_escaped(&mut out, line, false);
+        out.push('\n');
+    }
+    out.pop();
+    out
+}
+
+fn push_escaped(out: &mut String, text: &str, quote: bool) {
+    for c in text.chars() {
         match c {
-            '"' => out.push_str("\\\""),
+            '"' if quote => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
             c if is_invisible(c) => {
                 if (c as u32) < 0x80 {
@@ -27,8 +47,6 @@ pub fn quoted(word: &str) -> String {
             c => out.push(c),
         }
     }
-    out.push('"');
-    out
 }
 
 /// Words, each [`quoted`], separated by spaces.
@@ -93,6 +111,15 @@ mod tests {
         assert_eq!(quoted("\\u{202e}"), "\"\\\\u{202e}\"");
         assert_eq!(quoted("\u{202e}"), "\"\\u{202e}\"");
         assert_eq!(quoted("a\" \"b"), "\"a\\\" \\\"b\"");
+    }
+
+    #[test]
+    fn lines_keep_their_breaks_and_escape_the_rest() {
+        assert_eq!(
+            lines("a\nb\u{202e}c\r\n", "| "),
+            "| a\n| b\\u{202e}c\\x0d\n| "
+        );
+        assert_eq!(lines("\\x1b", ""), "\\\\x1b");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::writes::{
     CommitError, Holding, commit, hold, journal_after, journaling, links_note, placeholder_message,
-    read_existing, target_error_message, unseen_change,
+    read_existing, target_or_ask, unseen_change,
 };
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::fs::writing::{self, Target};
@@ -140,9 +140,11 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     if let Some(line) = omission::new_placeholder(&params.old_string, &params.new_string) {
         return Err(placeholder_message(&state, line, "new_string"));
     }
-    let guard = &state.guard;
-    let target =
-        writing::target(guard, &params.file_path).map_err(|e| target_error_message(&state, e))?;
+    let shown = format!(
+        "(replaces)\n{}\n(with)\n{}",
+        params.old_string, params.new_string
+    );
+    let target = target_or_ask(&ctx, "replace", &params.file_path, &shown).await?;
     let cost = target.existing_size() + params.new_string.len() as u64;
     // A command line that runs git has its configuration checked; no
     // write may land between that check and its end.

@@ -10,10 +10,10 @@ use serde::Deserialize;
 
 use super::writes::{
     Holding, Unseen, change_since, commit, hold, journal_after, journaling, links_note,
-    placeholder_message, read_existing, target_error_message, unseen_change,
+    placeholder_message, read_existing, target_or_ask, unseen_change,
 };
 use super::{CallContext, State, ToolResult, ToolSpec, parse_args, run_sized};
-use crate::fs::writing::{self, Target};
+use crate::fs::writing::Target;
 use crate::mcp::params::JsonObject;
 use crate::text::diff;
 use crate::text::edit::omission;
@@ -56,9 +56,7 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     if let Some(line) = omission::find_placeholder(&params.content) {
         return Err(placeholder_message(&state, line, "content"));
     }
-    let guard = &state.guard;
-    let target =
-        writing::target(guard, &params.file_path).map_err(|e| target_error_message(&state, e))?;
+    let target = target_or_ask(&ctx, "write_file", &params.file_path, &params.content).await?;
     let cost = target.existing_size() + params.content.len() as u64;
     // A command line that runs git has its configuration checked; no
     // write may land between that check and its end.

@@ -5,13 +5,15 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::ask::{Answer, Cannot, Question};
 use super::seen::Sighting;
-use super::{State, ToolError};
+use super::{CallContext, State, ToolError};
 use crate::fs::atomic;
 use crate::fs::guard::Guard;
 use crate::fs::journal::{Content, NotJournaled, Recorded, RootJournal, Version};
 use crate::fs::writing::{self, Existing, FileVersion, Held, Metadata, Target, TargetError};
 use crate::text::diff;
+use crate::text::visible::{lines, quoted};
 
 /// Messages shared by the two write tools for a refused target.
 pub fn target_error_message(state: &State, e: TargetError) -> ToolError {
@@ -31,6 +33,95 @@ pub fn target_error_message(state: &State, e: TargetError) -> ToolError {
         TargetError::IsDirectory(abs) => {
             ToolError(format!("Path is a directory, not a file: {abs}"))
         }
+    }
+}
+
+/// Content longer than this is not shown in a question, so its write is
+/// refused without one: the user must see all of what they approve.
+const MAX_SHOWN_WRITE: usize = 16 * 1024;
+
+/// Resolves a write tool's target. A protected one (inside `.git`, or in
+/// the protected set) becomes a question to the user where the client can
+/// be asked: the path, why it is protected, and all of what would be
+/// written (`shown`), escaped. Approved, this one write goes ahead; the
+/// guard's rules still hold.
+pub async fn target_or_ask(
+    ctx: &CallContext,
+    tool: &str,
+    raw: &str,
+    shown: &str,
+) -> Result<Target, ToolError> {
+    let state = &ctx.state;
+    let (abs, why) = match writing::target(&state.guard, raw) {
+        Ok(target) => return Ok(target),
+        Err(TargetError::InsideGit(abs)) => (
+            abs,
+            "it is inside a .git directory; git runs its hooks and obeys its config outside the \
+             sandbox"
+                .to_string(),
+        ),
+        Err(TargetError::Protected(abs, why)) => (abs, why),
+        Err(e) => return Err(target_error_message(state, e)),
+    };
+    let refusal = || target_error_message(state, TargetError::Protected(abs.clone(), why.clone()));
+    if let Some(cannot) = ctx.asker.cannot_ask() {
+        let mut message = refusal().0;
+        if cannot == Cannot::NoCapability {
+            message.push_str(" This client cannot ask the user to approve a single write.");
+        }
+        return Err(ToolError(message));
+    }
+    if shown.len() > MAX_SHOWN_WRITE {
+        return Err(ToolError(format!(
+            "{} The write is too long to show the user in a question (over {MAX_SHOWN_WRITE} \
+             bytes), so they were not asked.",
+            refusal().0
+        )));
+    }
+    let question = Question {
+        about: format!("{tool}\0{raw}\0{shown}"),
+        message: format!(
+            "rootbound: the model asked {tool} to write a protected file, one that runs or is \
+             obeyed outside the sandbox with your full rights. Should it write it?\n\nFile:\n  \
+             {}\nProtected because:\n{}\nWhat it writes (each line escaped):\n{}\n\nApproving \
+             allows this one write only.",
+            quoted(&abs),
+            lines(&why, "  "),
+            lines(shown, "  | ")
+        ),
+        choices: vec![("once", "Write it, this once"), ("no", "Do not write it")],
+        wait: state.config.bash.timeout,
+    };
+    let declined = |what: &str| {
+        ToolError(format!(
+            "{what} Nothing was written to {abs}. Do not try again unless the user asks you to."
+        ))
+    };
+    match ctx.asker.ask(&question, &ctx.cancel).await {
+        Answer::Chose(choice) if choice == "once" => {
+            tracing::info!("{tool}: the user approved, once, writing the protected file {abs}");
+            let target = writing::target_approved(&state.guard, raw)
+                .map_err(|e| target_error_message(state, e))?;
+            if target.abs != abs {
+                return Err(ToolError(format!(
+                    "{abs} led elsewhere once approved, so nothing was written."
+                )));
+            }
+            Ok(target)
+        }
+        Answer::Chose(_) | Answer::Declined => Err(declined(
+            "The user declined this write (asked through the client).",
+        )),
+        Answer::Dismissed => Err(declined("The user closed the question without approving.")),
+        Answer::TimedOut => Err(declined(&format!(
+            "The user did not answer within {}s.",
+            question.wait.as_secs()
+        ))),
+        Answer::Failed(e) => Err(ToolError(format!(
+            "{} The client could not ask the user ({e}).",
+            refusal().0
+        ))),
+        Answer::Deferred => Err(ToolError(String::new())),
     }
 }
 

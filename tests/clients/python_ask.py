@@ -196,11 +196,55 @@ async def no_capability(binary, era, workspace):
         check(result.is_error and "turned off" in text_of(result), f"--bash-ask off: {text_of(result)}")
 
 
+async def protected_writes(binary, era, workspace):
+    """A write to a protected file is a question too: approved, that one
+    write lands; declined, nothing does."""
+    import subprocess
+    subprocess.run(["git", "init", "-q", workspace], check=True)
+    user = User()
+    async with Client(server(binary, workspace), mode=era, elicitation_callback=user) as client:
+        settings = os.path.join(workspace, ".vscode", "settings.json")
+        user.will("once")
+        content = '{"terminal.integrated.env.linux": {"X": "1"}}\n\x1b[8mhidden\n'
+        result = await client.call_tool("write_file", {"file_path": ".vscode/settings.json", "content": content})
+        check(not result.is_error, f"approved write failed: {text_of(result)}")
+        with open(settings, newline="") as f:
+            check(f.read() == content, "the approved write did not land exactly")
+        message = user.questions[-1].message
+        check(".vscode/settings.json" in message and "terminal.integrated.env.linux" in message,
+              f"path or content not shown: {message!r}")
+        check("\\x1b[8mhidden" in message and "\x1b" not in message, f"content not escaped: {message!r}")
+        choices = [c["const"] for c in user.questions[-1].requested_schema["properties"]["decision"]["oneOf"]]
+        check(choices == ["once", "no"], f"write choices: {choices}")
+
+        # Approved once only: the next write asks again.
+        user.will("once")
+        result = await client.call_tool("replace", {"file_path": ".vscode/settings.json",
+                                                    "old_string": '"1"', "new_string": '"2"'})
+        check(not result.is_error, f"approved replace failed: {text_of(result)}")
+        check("(replaces)" in user.questions[-1].message, f"replace not shown: {user.questions[-1].message!r}")
+        with open(settings) as f:
+            check('"2"' in f.read(), "the approved replace did not land")
+        check(len(user.questions) == 2, "the second write was not asked about")
+
+        hook = os.path.join(workspace, ".git", "hooks", "pre-commit")
+        user.will("no")
+        result = await client.call_tool("write_file", {"file_path": ".git/hooks/pre-commit",
+                                                       "content": "#!/bin/sh\ntouch /tmp/pwned\n"})
+        check(result.is_error and "declined" in text_of(result), f"hook: {text_of(result)}")
+        check(not os.path.exists(hook), "a declined hook was written")
+    async with Client(server(binary, workspace), mode=era) as client:
+        result = await client.call_tool("write_file", {"file_path": ".git/hooks/pre-commit", "content": "x"})
+        check(result.is_error and "cannot ask the user" in text_of(result), f"no capability: {text_of(result)}")
+        check(not os.path.exists(hook), "a hook was written without a question")
+
+
 async def main(binary, era):
     scratch = tempfile.mkdtemp(prefix="rootbound-ask-")
     try:
         for name, case in [("read-only", read_only_server), ("timeout", timeout_server),
-                           ("allowlist", allowlist_server), ("no capability", no_capability)]:
+                           ("allowlist", allowlist_server), ("no capability", no_capability),
+                           ("protected writes", protected_writes)]:
             workspace = os.path.join(scratch, name.replace(" ", "-"), "ws")
             outside = os.path.join(scratch, name.replace(" ", "-"), "outside")
             os.makedirs(workspace)

@@ -602,7 +602,8 @@ impl Shell {
     }
 
     /// [`Shell::plan`], with the session's approvals and `once` (commands
-    /// the user approved for this call alone) on the allow list. When only
+    /// the user approved for this call alone, word for word) on the allow
+    /// list. When only
     /// the allow list refuses, the refusal names every command of the line
     /// it refused ([`Refusal::asks`]), so the user is asked once per line.
     pub fn plan_approved(
@@ -649,12 +650,11 @@ impl Shell {
             deadline,
         };
         let mut expander = Expander::new(guard, &self.cwd, budget);
-        let mut approved = self
+        let session = self
             .approved
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        approved.extend(once.iter().cloned());
         let mut needs_approval: Option<Refusal> = None;
         let mut steps = Vec::new();
         let mut git_pins: Vec<Pin> = Vec::new();
@@ -680,6 +680,12 @@ impl Shell {
                 for arg in args {
                     argv.extend(expander.expand(arg)?);
                 }
+                // A command approved once runs only with exactly the words
+                // the user saw: if a glob now matches more, it is asked anew.
+                let mut approved = session.clone();
+                if once.contains(&argv) {
+                    approved.push(argv.clone());
+                }
                 let checked = match self.policy.check_approved(&argv, &paths, &approved) {
                     Ok(checked) => checked,
                     Err(refusal) if !refusal.asks.is_empty() => {
@@ -689,7 +695,13 @@ impl Shell {
                         with.extend(refusal.asks.iter().map(|a| a.argv.clone()));
                         let checked = self.policy.check_approved(&argv, &paths, &with)?;
                         match &mut needs_approval {
-                            Some(first) => first.asks.extend(refusal.asks),
+                            Some(first) => {
+                                for ask in refusal.asks {
+                                    if !first.asks.contains(&ask) {
+                                        first.asks.push(ask);
+                                    }
+                                }
+                            }
                             None => needs_approval = Some(refusal),
                         }
                         checked
@@ -950,6 +962,70 @@ mod tests {
 
     fn soon() -> Instant {
         Instant::now() + Duration::from_secs(5)
+    }
+
+    fn words(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn a_line_only_the_allow_list_refuses_names_every_command_to_ask_about() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+        let (sh, guard) = shell(BashMode::ReadOnly, dir.path());
+        let refusal = sh
+            .plan(
+                "cargo build --release && ls && make test && cargo build --release",
+                &guard,
+                soon(),
+            )
+            .unwrap_err();
+        let asked: Vec<_> = refusal.asks.iter().map(|a| a.argv.join(" ")).collect();
+        assert_eq!(asked, ["cargo build --release", "make test"]);
+        assert_eq!(refusal.asks[0].prefix, words("cargo build"));
+        // Interpreters, and writing git subcommands with a table, too.
+        let refusal = sh.plan("python3 -c pass", &guard, soon()).unwrap_err();
+        assert_eq!(refusal.asks[0].prefix, words("python3"));
+        let refusal = sh.plan("git -C . commit -m x", &guard, soon()).unwrap_err();
+        assert_eq!(refusal.asks[0].prefix, words("git commit"));
+        // No approval lifts a path outside the roots, an option a table
+        // refuses, a syntax error or a git subcommand without a table.
+        for line in [
+            "cargo build && cat /etc/passwd",
+            "touch ../outside",
+            "grep --pre=sh x a.txt",
+            "cargo build $(id)",
+            "git bisect run x",
+        ] {
+            let refusal = sh.plan(line, &guard, soon()).unwrap_err();
+            assert!(refusal.asks.is_empty(), "{line}: {refusal:?}");
+        }
+    }
+
+    #[test]
+    fn an_approval_once_is_word_for_word_and_one_for_the_session_a_prefix() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a1"), "a").unwrap();
+        let (sh, guard) = shell(BashMode::ReadOnly, dir.path());
+        let once = [words("touch a1")];
+        assert!(sh.plan_approved("touch a*", &guard, soon(), &once).is_ok());
+        // A glob that matches more than the user saw is asked anew.
+        std::fs::write(dir.path().join("a2"), "a").unwrap();
+        let refusal = sh
+            .plan_approved("touch a*", &guard, soon(), &once)
+            .unwrap_err();
+        assert_eq!(refusal.asks[0].argv, words("touch a1 a2"));
+        assert!(sh.plan("touch a1", &guard, soon()).is_err());
+        sh.approve_for_session(&words("touch"));
+        assert!(sh.plan("touch a1 a2 b", &guard, soon()).is_ok());
+        assert!(sh.plan("mkdir b", &guard, soon()).is_err());
+        // Still no path outside the roots.
+        assert!(
+            sh.plan("touch ../x", &guard, soon())
+                .unwrap_err()
+                .asks
+                .is_empty()
+        );
     }
 
     #[test]

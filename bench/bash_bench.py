@@ -2,7 +2,7 @@
 """Overhead of the bash tool: `echo hi` through MCP against spawning the
 same command directly, interleaved in one run.
 
-    bench/bash_bench.py [--bin target/release/rootbound] [--calls 300]
+    bench/bash_bench.py [--bin target/release/rootbound] [--calls 300] [--server-arg ARG ...]
 
 The reference spawns /usr/bin/echo from this Python process with a pipe for
 its output (what the server itself must do at the least). rootbound's
@@ -27,9 +27,11 @@ def main():
     ap.add_argument("--bin", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "target",
                                                   "release", "rootbound"))
     ap.add_argument("--calls", type=int, default=300)
+    ap.add_argument("--server-arg", action="append", default=[],
+                    help="an argument for the server (repeatable), e.g. --server-arg=--bash-ask=off")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as root:
-        client = McpClient([a.bin, "--root", root], "bash_bench", stderr=subprocess.DEVNULL)
+        client = McpClient([a.bin, "--root", root, *a.server_arg], "bash_bench", stderr=subprocess.DEVNULL)
         call = {"command": "echo hi"}
         _, is_error, text = client.call("bash", call)
         assert not is_error and text.startswith("[exit code: 0]\n[stdout ") and text.endswith("\nhi"), text

@@ -59,6 +59,18 @@ set -e
 [ "$status" -eq 5 ] || fail "inspector: outside-root read should exit 5 (isError), got $status"
 grep -q 'must be within one of the workspace directories' "$scratch/outside.json" \
   || fail "inspector: outside-root message missing: $(cat "$scratch/outside.json")"
+# The Inspector's CLI does not declare elicitation: a command only the allow
+# list refuses is refused, naming the option, and nothing runs.
+asked_dir=$(mktemp -d)
+set +e
+timeout 120 "$inspector" --cli -e RUST_LOG=warn "$bin" --root "$asked_dir" --method tools/call \
+  --tool-name bash --tool-args-json '{"command":"touch made.txt"}' --format json -q \
+  >"$scratch/asked.json" 2>&1
+set -e
+[ ! -e "$asked_dir/made.txt" ] || fail "inspector: a command ran that nobody approved"
+grep -q 'cannot ask the user' "$scratch/asked.json" && grep -q -- '--bash-allow' "$scratch/asked.json" \
+  || fail "inspector: the refusal does not name the option: $(cat "$scratch/asked.json")"
+rm -rf "$asked_dir"
 step "MCP Inspector $INSPECTOR_VERSION: ok"
 
 # --- Python SDK ----------------------------------------------------------------

@@ -436,6 +436,9 @@ function editsAndBash() {
     check(group, "bash refuses rm in read-only mode, and the model is told why",
       /Command refused: `rm`/.test(responseText(refused)) && fs.existsSync(path.join(project, "victim.txt")),
       excerpt(responseText(refused), 600));
+    check(group, "Gemini CLI cannot be asked, so the refusal names the option that would allow rm",
+      /--bash-allow "rm"/.test(responseText(refused)) && /cannot ask the user/.test(responseText(refused)),
+      excerpt(responseText(refused), 1200));
     check(group, "bash runs a read-only command", /5000 big\.txt/.test(responseText(counted)),
       excerpt(responseText(counted), 600));
   }

@@ -60,7 +60,7 @@ impl RootboundServer {
                 request.request_state.clone(),
             )
         } else {
-            Asker::peer(context.peer.clone())
+            Asker::peer(context.peer.clone(), state.questions.clone())
         }
     }
 }

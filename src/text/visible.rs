@@ -32,12 +32,37 @@ pub fn lines(text: &str, prefix: &str) -> String {
     out
 }
 
+/// `text` on one line: backslashes and every invisible or control
+/// character escaped, line breaks included.
+pub fn escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    push_escaped(&mut out, text, false);
+    out
+}
+
+/// A run of this many spaces or more is written as `\x20×N`: a long run
+/// could push what follows out of view.
+const SPACE_RUN: usize = 5;
+
 fn push_escaped(out: &mut String, text: &str, quote: bool) {
-    for c in text.chars() {
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
             '"' if quote => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
-            c if is_invisible(c) => {
+            ' ' => {
+                let mut run = 1;
+                while chars.peek() == Some(&' ') {
+                    chars.next();
+                    run += 1;
+                }
+                if run >= SPACE_RUN {
+                    let _ = write!(out, "\\x20\u{d7}{run}");
+                } else {
+                    out.extend(std::iter::repeat_n(' ', run));
+                }
+            }
+            c if is_invisible(c) || is_misleading(c) => {
                 if (c as u32) < 0x80 {
                     let _ = write!(out, "\\x{:02x}", c as u32);
                 } else {
@@ -47,6 +72,30 @@ fn push_escaped(out: &mut String, text: &str, quote: bool) {
             c => out.push(c),
         }
     }
+}
+
+/// Whether `c` shows, but could make the text around it read otherwise:
+/// letters of right-to-left scripts (two such words in a row are drawn in
+/// the opposite order, with no control character at all), combining marks
+/// of the generic blocks (strike-through, stacks that cover the lines
+/// above), and characters that look like the double quote words are
+/// shown in.
+pub fn is_misleading(c: char) -> bool {
+    matches!(
+        c as u32,
+        0x0590..=0x08FF
+            | 0xFB1D..=0xFDFF
+            | 0xFE70..=0xFEFC
+            | 0x10800..=0x10FFF
+            | 0x1E800..=0x1EFFF
+            | 0x0300..=0x036F
+            | 0x1AB0..=0x1AFF
+            | 0x1DC0..=0x1DFF
+            | 0x20D0..=0x20FF
+            | 0xFE20..=0xFE2F
+            | 0x02BA | 0x02DD | 0x02EE | 0x201C..=0x201F | 0x2033 | 0x2036 | 0x3003 | 0xFF02
+            | 0x275D | 0x275E | 0x1CD3
+    )
 }
 
 /// Words, each [`quoted`], separated by spaces.
@@ -114,6 +163,22 @@ mod tests {
     }
 
     #[test]
+    fn what_reorders_overlays_or_mimics_a_quote_is_escaped() {
+        // Two Hebrew words in a row would be drawn in the opposite order.
+        assert_eq!(quoted("\u{5d1}"), "\"\\u{5d1}\"");
+        assert_eq!(quoted("s\u{336}"), "\"s\\u{336}\"");
+        assert_eq!(quoted("a\u{2ba} \u{2ba}b"), "\"a\\u{2ba} \\u{2ba}b\"");
+        assert_eq!(quoted("a\u{201c}"), "\"a\\u{201c}\"");
+        // Long runs of spaces are counted, short ones kept.
+        assert_eq!(quoted("a    b"), "\"a    b\"");
+        assert_eq!(
+            quoted(&format!("a{}b", " ".repeat(60_000))),
+            "\"a\\x20\u{d7}60000b\""
+        );
+        assert_eq!(escaped("x\ny"), "x\\x0ay");
+    }
+
+    #[test]
     fn lines_keep_their_breaks_and_escape_the_rest() {
         assert_eq!(
             lines("a\nb\u{202e}c\r\n", "| "),
@@ -157,7 +222,7 @@ mod tests {
             };
             let shown = quoted(&c.to_string());
             assert!(
-                shown.chars().all(|s| !is_invisible(s)),
+                shown.chars().all(|s| !is_invisible(s) && !is_misleading(s)),
                 "{code:x} -> {shown:?}"
             );
         }

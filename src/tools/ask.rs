@@ -35,6 +35,15 @@ const INPUT_KEY: &str = "rootbound_approval";
 /// forgotten first (its answer, should it come, is asked again).
 const MAX_PENDING: usize = 64;
 
+/// Questions open at once in a session that asks by request: each holds
+/// one of the transport's slots for requests in flight while it waits, so
+/// unanswered questions must not take them all.
+pub const MAX_OPEN_QUESTIONS: usize = 4;
+
+/// What a call says when [`MAX_OPEN_QUESTIONS`] are open.
+pub const BUSY: &str = "Other questions to the user are still open, so this one was not asked; \
+     nothing ran. Wait for the user to answer them, then try again.";
+
 /// A question with a fixed set of answers.
 #[derive(Debug, Clone)]
 pub struct Question {
@@ -59,8 +68,10 @@ pub enum Answer {
     /// The user closed the question without an answer, or the call was
     /// cancelled while it was open.
     Dismissed,
-    /// No answer within the time limit.
-    TimedOut,
+    /// No answer within the time limit (this long).
+    TimedOut(Duration),
+    /// Too many questions are open; this one was not asked.
+    Busy,
     /// The client could not ask (it answered the request with an error).
     Failed(String),
     /// The question goes to the client in this call's result
@@ -86,7 +97,7 @@ pub struct Asker {
 #[derive(Clone)]
 enum Via {
     Cannot(Cannot),
-    Peer(Peer<RoleServer>),
+    Peer(Peer<RoleServer>, Arc<Pending>),
     Rounds(Arc<Rounds>),
 }
 
@@ -107,10 +118,11 @@ impl Asker {
         }
     }
 
-    /// A call in a session that sends `elicitation/create` requests.
-    pub fn peer(peer: Peer<RoleServer>) -> Asker {
+    /// A call in a session that sends `elicitation/create` requests;
+    /// `pending` counts the questions open.
+    pub fn peer(peer: Peer<RoleServer>, pending: Arc<Pending>) -> Asker {
         Asker {
-            via: Via::Peer(peer),
+            via: Via::Peer(peer, pending),
         }
     }
 
@@ -155,7 +167,12 @@ impl Asker {
     pub async fn ask(&self, question: &Question, cancel: &CancellationToken) -> Answer {
         match &self.via {
             Via::Cannot(_) => Answer::Failed("the client cannot be asked".into()),
-            Via::Peer(peer) => ask_peer(peer, question, cancel).await,
+            Via::Peer(peer, pending) => {
+                let Some(_open) = pending.open() else {
+                    return Answer::Busy;
+                };
+                ask_peer(peer, question, cancel).await
+            }
             Via::Rounds(rounds) => rounds.ask(question),
         }
     }
@@ -189,7 +206,7 @@ async fn ask_peer(
     match response {
         Ok(ClientResult::ElicitResult(result)) => read_result(&result, question),
         Ok(_) => Answer::Failed("the client answered with something else".into()),
-        Err(ServiceError::Timeout { .. }) => Answer::TimedOut,
+        Err(ServiceError::Timeout { timeout }) => Answer::TimedOut(timeout),
         Err(e) => Answer::Failed(e.to_string()),
     }
 }
@@ -201,7 +218,7 @@ impl Rounds {
             && asked.about == question.about
         {
             if asked.at.elapsed() > asked.wait {
-                return Answer::TimedOut;
+                return Answer::TimedOut(asked.wait);
             }
             let Some(response) = self.responses.as_ref().and_then(|r| r.get(INPUT_KEY)) else {
                 return Answer::Dismissed;
@@ -271,6 +288,17 @@ fn params(question: &Question) -> ElicitRequestParams {
 pub struct Pending {
     asked: Mutex<HashMap<String, Asked>>,
     counter: std::sync::atomic::AtomicU64,
+    /// Questions open now, asked by request.
+    open: std::sync::atomic::AtomicUsize,
+}
+
+/// One open question, counted until dropped.
+struct Open<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl Drop for Open<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -281,6 +309,17 @@ struct Asked {
 }
 
 impl Pending {
+    /// Counts a question open, unless [`MAX_OPEN_QUESTIONS`] already are.
+    fn open(&self) -> Option<Open<'_>> {
+        use std::sync::atomic::Ordering;
+        self.open
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < MAX_OPEN_QUESTIONS).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Open(&self.open))
+    }
+
     /// Remembers a question; returns the state that names it. The state is
     /// unpredictable (two keyed hashes of a counter, the keys random per
     /// process) so that an answer cannot be made up for a question not
@@ -405,6 +444,16 @@ mod tests {
     }
 
     #[test]
+    fn only_a_few_questions_are_open_at_once() {
+        let pending = Pending::default();
+        let open: Vec<_> = (0..MAX_OPEN_QUESTIONS).map(|_| pending.open()).collect();
+        assert!(open.iter().all(Option::is_some));
+        assert!(pending.open().is_none());
+        drop(open);
+        assert!(pending.open().is_some());
+    }
+
+    #[test]
     fn a_late_answer_is_a_timeout() {
         let pending = Arc::new(Pending::default());
         let mut q = question("a");
@@ -414,7 +463,10 @@ mod tests {
         let state = first.deferred().unwrap().request_state.unwrap();
         std::thread::sleep(Duration::from_millis(20));
         let again = Asker::rounds(pending, Some(answer("accept", Some("once"))), Some(state));
-        assert_eq!(again.via_rounds().ask(&q), Answer::TimedOut);
+        assert_eq!(
+            again.via_rounds().ask(&q),
+            Answer::TimedOut(Duration::from_millis(1))
+        );
     }
 
     impl Asker {

@@ -139,11 +139,18 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
                      you to."
                 )));
             }
-            Answer::TimedOut => {
+            Answer::TimedOut(wait) => {
                 return Err(ToolError(format!(
                     "The user did not answer within {}s whether to run {commands}, so it did \
                      not run. Do not ask again for this command unless the user asks you to.",
-                    limit.as_secs()
+                    wait.as_secs()
+                )));
+            }
+            Answer::Busy => {
+                return Err(ToolError(format!(
+                    "{} {}",
+                    shell.refusal_message(&refusal),
+                    super::ask::BUSY
                 )));
             }
             Answer::Failed(why) => {
@@ -273,16 +280,22 @@ fn approval_question(
     wait: std::time::Duration,
 ) -> Question {
     let read_only = mode == crate::config::BashMode::ReadOnly;
+    // What runs comes first, one word to a line (so no word can pass for
+    // two, and no bidirectional text can reorder words); the line as the
+    // model wrote it comes after.
     let mut message = String::from(
-        "rootbound: the bash tool's allow list refused a command line the model asked to run. \
-         Should it run?\n\nCommand line:\n  ",
+        "rootbound: the bash tool's allow list refused a command the model asked to run. \
+         Should it run?\n\nRefused (each word on a line of its own, quoted and escaped, exactly \
+         as it would run):",
     );
-    message.push_str(&quoted(command));
-    message.push_str("\n\nRefused commands (each word quoted, exactly as it would run):");
-    for ask in &refusal.asks {
+    for (n, ask) in refusal.asks.iter().enumerate() {
+        message.push_str(&format!("\n\nCommand {}:", n + 1));
+        for word in &ask.argv {
+            message.push_str(&format!("\n    {}", quoted(word)));
+        }
         message.push_str(&format!(
-            "\n  {}\n    refused: {}\n    allowed for the session: every command starting with {}",
-            quoted_words(&ask.argv),
+            "\n  refused because: {}\n  allowing for the session allows every command whose \
+             words start with: {}",
             ask.reason,
             quoted_words(&ask.prefix)
         ));
@@ -299,6 +312,8 @@ fn approval_question(
         " Approving widens the allow list only: paths must stay inside the workspace roots, \
          and denied commands stay denied.",
     );
+    message.push_str("\n\nThe whole command line, as the model wrote it:\n  ");
+    message.push_str(&quoted(command));
     let mut choices = vec![(
         "once",
         if read_only {
@@ -318,8 +333,9 @@ fn approval_question(
         "Allow commands starting with the prefix shown, for the rest of this session",
     ));
     choices.push(("no", "Do not run it"));
+    // An answer counts only for exactly what the user was shown.
     Question {
-        about: format!("bash\0{command}"),
+        about: format!("bash\0{message}"),
         message,
         choices,
         wait,

@@ -13,7 +13,7 @@ use crate::fs::guard::Guard;
 use crate::fs::journal::{Content, NotJournaled, Recorded, RootJournal, Version};
 use crate::fs::writing::{self, Existing, FileVersion, Held, Metadata, Target, TargetError};
 use crate::text::diff;
-use crate::text::visible::{lines, quoted};
+use crate::text::visible::{escaped, lines, quoted};
 
 /// Messages shared by the two write tools for a refused target.
 pub fn target_error_message(state: &State, e: TargetError) -> ToolError {
@@ -78,19 +78,33 @@ pub async fn target_or_ask(
             refusal().0
         )));
     }
+    // The file the write would reach, every link followed: what the user
+    // approves, and what the write must still reach once approved.
+    let real = writing::target_approved(&state.guard, raw)
+        .map_err(|e| target_error_message(state, e))?
+        .resolved
+        .real()
+        .to_path_buf();
     let question = Question {
-        about: format!("{tool}\0{raw}\0{shown}"),
+        about: String::new(),
         message: format!(
             "rootbound: the model asked {tool} to write a protected file, one that runs or is \
-             obeyed outside the sandbox with your full rights. Should it write it?\n\nFile:\n  \
-             {}\nProtected because:\n{}\nWhat it writes (each line escaped):\n{}\n\nApproving \
-             allows this one write only.",
-            quoted(&abs),
-            lines(&why, "  "),
+             obeyed outside the sandbox with your full rights. Should it write it?\n\nFile (every \
+             link followed):\n  {}\nProtected because:\n  {}\nAs the model named it:\n  {}\n\n\
+             Approving allows this one write only, to this file. What it writes (each line \
+             escaped):\n{}",
+            quoted(&real.to_string_lossy()),
+            escaped(&why),
+            quoted(raw),
             lines(shown, "  | ")
         ),
         choices: vec![("once", "Write it, this once"), ("no", "Do not write it")],
         wait: state.config.bash.timeout,
+    };
+    // An answer counts only for exactly what the user was shown.
+    let question = Question {
+        about: format!("{tool}\0{}", question.message),
+        ..question
     };
     let declined = |what: &str| {
         ToolError(format!(
@@ -99,24 +113,29 @@ pub async fn target_or_ask(
     };
     match ctx.asker.ask(&question, &ctx.cancel).await {
         Answer::Chose(choice) if choice == "once" => {
-            tracing::info!("{tool}: the user approved, once, writing the protected file {abs}");
             let target = writing::target_approved(&state.guard, raw)
                 .map_err(|e| target_error_message(state, e))?;
-            if target.abs != abs {
+            if target.resolved.real() != real {
                 return Err(ToolError(format!(
-                    "{abs} led elsewhere once approved, so nothing was written."
+                    "{abs} led to another file once the user approved the write, so nothing \
+                     was written."
                 )));
             }
+            tracing::info!(
+                "{tool}: the user approved, once, writing the protected file {}",
+                real.display()
+            );
             Ok(target)
         }
         Answer::Chose(_) | Answer::Declined => Err(declined(
             "The user declined this write (asked through the client).",
         )),
         Answer::Dismissed => Err(declined("The user closed the question without approving.")),
-        Answer::TimedOut => Err(declined(&format!(
+        Answer::TimedOut(wait) => Err(declined(&format!(
             "The user did not answer within {}s.",
-            question.wait.as_secs()
+            wait.as_secs()
         ))),
+        Answer::Busy => Err(ToolError(format!("{} {}", refusal().0, super::ask::BUSY))),
         Answer::Failed(e) => Err(ToolError(format!(
             "{} The client could not ask the user ({e}).",
             refusal().0

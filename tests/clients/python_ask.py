@@ -86,7 +86,7 @@ async def read_only_server(binary, era, workspace, outside):
         check(os.path.exists(os.path.join(workspace, "once.txt")), f"approved touch made nothing: {text_of(result)}")
         check("approved running" in text_of(result), f"no approval note: {text_of(result)}")
         question = user.questions[-1]
-        check('"touch" "once.txt"' in question.message, f"words not shown: {question.message!r}")
+        check('\n    "touch"\n    "once.txt"\n' in question.message, f"words not shown: {question.message!r}")
         check("read-only mode" in question.message, f"mode not shown: {question.message!r}")
         check("not on the allowlist" in question.message, f"reason not shown: {question.message!r}")
         schema = question.requested_schema

@@ -256,8 +256,11 @@ impl Policy {
                 format!("`{}` is denied by configuration", entry.join(" ")),
             );
         }
-        let matches = |e: &&Vec<String>| starts_with_words(argv, e) || starts_with_words(&words, e);
-        let was_approved = approved.iter().any(|e| matches(&e));
+        // An approval admits the words the user saw as a prefix of the
+        // command itself, options included (`rm build` does not admit
+        // `rm -rf build`); a --bash-allow entry is also matched with the
+        // options taken out.
+        let was_approved = approved.iter().any(|e| starts_with_words(argv, e));
         if self.mode == BashMode::ReadOnly
             && INTERPRETERS_AND_WRAPPERS.contains(&program.as_str())
             && !was_approved
@@ -273,10 +276,9 @@ impl Policy {
         let user_entry = self
             .user_allow
             .iter()
-            .chain(approved)
-            .filter(matches)
+            .filter(|e| starts_with_words(argv, e) || starts_with_words(&words, e))
             .max_by_key(|e| e.len());
-        if !built_in && user_entry.is_none() {
+        if !built_in && user_entry.is_none() && !was_approved {
             return Err(Refusal::askable(
                 program,
                 argv,

@@ -52,10 +52,7 @@ pub use windows::Executor;
 fn granted(config: &BashConfig, roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut readable = roots.to_vec();
     readable.extend(config.extra_read.iter().cloned());
-    // In read-only mode a call runs with the roots writable only when the
-    // user chose so for it, asked through the client (`Plan::writable_once`);
-    // without asking, no call can.
-    let writable = if config.mode == BashMode::ReadOnly && !config.ask {
+    let writable = if config.mode == BashMode::ReadOnly {
         Vec::new()
     } else {
         roots.to_vec()
@@ -166,14 +163,13 @@ mod linux {
     impl Executor {
         pub fn new(config: &BashConfig, roots: &[PathBuf]) -> Executor {
             let (readable, writable) = granted(config, roots);
-            let read_only = writable.is_empty();
             Executor {
                 temp: Arc::new(LazyTemp::default()),
                 base: Confinement {
                     readable,
                     writable,
                     temp: None,
-                    read_only,
+                    read_only: config.mode == BashMode::ReadOnly,
                     layers: Layers::default(),
                     max_tasks: sandbox::MAX_TASKS,
                     cpu_seconds: config.timeout.as_secs() + sandbox::CPU_GRACE_SECONDS,

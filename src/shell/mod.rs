@@ -301,6 +301,12 @@ pub struct Shell {
     /// Allow entries the user approved for the rest of the session, through
     /// the client (docs/security.md, "Asking the user"). Memory only.
     approved: std::sync::Mutex<Vec<Vec<String>>>,
+    /// In read-only mode, the executor of lines the user chose to run once
+    /// with the roots writable: a sandbox of its own, made (and its fork
+    /// server started) only when first needed, so that every read-only
+    /// line keeps its read-only template.
+    widened: std::sync::OnceLock<Executor>,
+    roots: Vec<PathBuf>,
 }
 
 impl Shell {
@@ -318,6 +324,25 @@ impl Shell {
             #[cfg(unix)]
             protection: Arc::default(),
             approved: std::sync::Mutex::new(Vec::new()),
+            widened: std::sync::OnceLock::new(),
+            roots,
+        }
+    }
+
+    /// The executor `plan` runs under: the server's, or for a line the user
+    /// let write once in read-only mode, one whose sandbox has the roots
+    /// writable.
+    fn executor_for(&self, plan: &Plan) -> &Executor {
+        if plan.writable_once && self.config.mode == BashMode::ReadOnly {
+            self.widened.get_or_init(|| {
+                let config = BashConfig {
+                    mode: BashMode::Allowlist,
+                    ..self.config.clone()
+                };
+                Executor::new(&config, &self.roots)
+            })
+        } else {
+            &self.executor
         }
     }
 
@@ -355,6 +380,9 @@ impl Shell {
     /// Cleans up what the sandbox keeps while the server runs.
     pub fn finish(&self) {
         self.executor.finish();
+        if let Some(widened) = self.widened.get() {
+            widened.finish();
+        }
     }
 
     /// A call's time limit: the one it asked for (in seconds), at most
@@ -458,11 +486,12 @@ impl Shell {
         self.check_git_configs(plan, deadline, cancel).await?;
         // Windows has no sandbox to protect in; only the write tools' rules
         // apply there (docs/security.md).
+        let executor = self.executor_for(plan);
         #[cfg(unix)]
         let aftercare = if read_only {
             None
         } else {
-            Some(self.survey(guard, deadline).await?)
+            Some(self.survey(executor, guard, deadline).await?)
         };
         #[cfg(unix)]
         let protect = aftercare
@@ -481,7 +510,7 @@ impl Shell {
             live,
             protect,
         };
-        let outcome = self.executor.execute(&call, cancel).await;
+        let outcome = executor.execute(&call, cancel).await;
         #[cfg(unix)]
         let left_behind = match aftercare {
             Some(aftercare) => aftercare.check(guard).await,
@@ -499,7 +528,12 @@ impl Shell {
     /// `fs/protected.rs`). Err: the roots could not be surveyed, so the
     /// call does not run.
     #[cfg(unix)]
-    async fn survey(&self, guard: &Guard, deadline: Instant) -> Result<Aftercare, String> {
+    async fn survey(
+        &self,
+        executor: &Executor,
+        guard: &Guard,
+        deadline: Instant,
+    ) -> Result<Aftercare, String> {
         let protection = &self.protection;
         if protection
             .poisoned
@@ -530,7 +564,7 @@ impl Shell {
                 return Ok(aftercare(baseline));
             }
         }
-        let copies = !self.executor.protects_by_mount().await;
+        let copies = !executor.protects_by_mount().await;
         let roots: Vec<PathBuf> = guard.roots().map(Path::to_path_buf).collect();
         let last = protection
             .last

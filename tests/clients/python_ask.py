@@ -136,9 +136,12 @@ async def read_only_server(binary, era, workspace, outside):
 
         # Approved is still confined: the sandbox keeps writes in the roots.
         user.will("once_writable")
-        result = await call(client, "sh -c 'touch ../outside/x; echo done'")
+        result = await call(client, "sh -c 'touch ../outside/x; mkdir -p .vscode; echo {} >.vscode/settings.json; touch in.txt; echo done'")
         check("done" in text_of(result), f"approved sh did not run: {text_of(result)}")
+        check(os.path.exists(os.path.join(workspace, "in.txt")), f"once_writable wrote nothing: {text_of(result)}")
         check(not os.path.exists(os.path.join(outside, "x")), "an approved command wrote outside the roots")
+        check(not os.path.exists(os.path.join(workspace, ".vscode", "settings.json")),
+              "an approved command left editor settings behind")
         # A path outside the roots is refused without a question.
         asked = len(user.questions)
         result = await call(client, "touch ../outside/y")

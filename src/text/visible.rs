@@ -1,11 +1,14 @@
 //! Text a person must read exactly as a program will take it: the words of a
 //! command shown in a question to the user. A word may hold characters that
-//! render as nothing, reorder what follows (bidirectional controls), hide
-//! text (TAG characters) or rewrite a terminal (ANSI escapes); shown as they
-//! are, a question could read as one command while another runs. Here every
-//! such character is written out as `\u{...}` (or `\xNN`), and each word is
-//! quoted with `"` and `\` escaped, so what is shown can be read back to the
-//! exact bytes and two different words never look alike.
+//! render as nothing, reorder what follows (bidirectional controls, and
+//! right-to-left letters themselves), hide text (TAG characters), draw over
+//! other characters (combining marks), pass for the quotes around a word, or
+//! rewrite a terminal (ANSI escapes); shown as they are, a question could
+//! read as one command while another runs. Here every such character is
+//! written out as `\u{...}` (or `\xNN`), long runs of spaces are counted
+//! (`\x20×N`), and each word is quoted with `"` and `\` escaped, so what is
+//! shown can be read back to the exact bytes and two different words never
+//! look alike.
 
 use std::fmt::Write;
 

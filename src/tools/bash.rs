@@ -45,7 +45,8 @@ const DESCRIPTION: &str = "Runs a command line in the primary workspace root. Th
             workspace. Paths must stay inside the workspace. Commands run in a sandbox: no \
             network (cargo, npm, pip and go are told they are offline), nothing written outside \
             the workspace, nothing left running after the call. A refused command says why and \
-            what is allowed.";
+            what is allowed; where the client can ask the user, a command only the allowlist \
+            refuses is put to the user first, and the answer says what they decided.";
 
 pub fn spec() -> ToolSpec {
     ToolSpec::shell("bash", "Run Shell Command")

@@ -1021,7 +1021,7 @@ mod tests {
         let refusal = sh.plan("python3 -c pass", &guard, soon()).unwrap_err();
         assert_eq!(refusal.asks[0].prefix, words("python3"));
         let refusal = sh.plan("git -C . commit -m x", &guard, soon()).unwrap_err();
-        assert_eq!(refusal.asks[0].prefix, words("git commit"));
+        assert_eq!(refusal.asks[0].prefix, words("git -C . commit"));
         // No approval lifts a path outside the roots, an option a table
         // refuses, a syntax error or a git subcommand without a table.
         for line in [
@@ -1059,6 +1059,43 @@ mod tests {
                 .unwrap_err()
                 .asks
                 .is_empty()
+        );
+        // A git approval holds for the repository it named.
+        sh.approve_for_session(&words("git clean"));
+        assert!(sh.plan("git clean -f a1", &guard, soon()).is_ok());
+        let refusal = sh.plan("git -C . clean -f a1", &guard, soon()).unwrap_err();
+        assert_eq!(refusal.asks[0].prefix, words("git -C . clean"));
+    }
+
+    #[test]
+    fn a_command_that_names_a_denied_entry_is_neither_asked_about_nor_approved() {
+        let dir = tempfile::tempdir().unwrap();
+        let guard = Guard::new(&[dir.path()]).unwrap();
+        let config = BashConfig {
+            mode: BashMode::Allowlist,
+            allow: vec!["make build".into()],
+            deny: vec!["make deploy".into(), "git clean".into()],
+            timeout: Duration::from_secs(5),
+            ..BashConfig::default()
+        };
+        let gate = Arc::new(WriteGate::new(guard.roots().map(Into::into).collect()));
+        let sh = Shell::new(&config, &guard, gate);
+        for line in [
+            "make -C . deploy",
+            "env make deploy",
+            "nice make -f Makefile deploy",
+            "git -C . clean -f x",
+        ] {
+            let refusal = sh.plan(line, &guard, soon()).unwrap_err();
+            assert!(refusal.asks.is_empty(), "{line}: {refusal:?}");
+        }
+        sh.approve_for_session(&words("nice"));
+        assert!(sh.plan("nice make deploy", &guard, soon()).is_err());
+        assert!(sh.plan("nice make build", &guard, soon()).is_ok());
+        let once = [words("env make deploy")];
+        assert!(
+            sh.plan_approved("env make deploy", &guard, soon(), &once)
+                .is_err()
         );
     }
 

@@ -140,10 +140,15 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     if let Some(line) = omission::new_placeholder(&params.old_string, &params.new_string) {
         return Err(placeholder_message(&state, line, "new_string"));
     }
-    let shown = format!(
-        "(replaces)\n{}\n(with)\n{}",
-        params.old_string, params.new_string
-    );
+    let occurrences = match expected {
+        Expected::Exactly(1) => "Replaces: exactly one occurrence of".to_string(),
+        Expected::Exactly(n) => format!("Replaces: exactly {n} occurrences of"),
+        Expected::AtLeastOne => "Replaces: every occurrence (at least one) of".to_string(),
+    };
+    let shown = [
+        (occurrences.as_str(), params.old_string.as_str()),
+        ("With", params.new_string.as_str()),
+    ];
     let target = target_or_ask(&ctx, "replace", &params.file_path, &shown).await?;
     let cost = target.existing_size() + params.new_string.len() as u64;
     // A command line that runs git has its configuration checked; no

@@ -56,7 +56,8 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     if let Some(line) = omission::find_placeholder(&params.content) {
         return Err(placeholder_message(&state, line, "content"));
     }
-    let target = target_or_ask(&ctx, "write_file", &params.file_path, &params.content).await?;
+    let shown = [("What it writes, the whole file", params.content.as_str())];
+    let target = target_or_ask(&ctx, "write_file", &params.file_path, &shown).await?;
     let cost = target.existing_size() + params.content.len() as u64;
     // A command line that runs git has its configuration checked; no
     // write may land between that check and its end.

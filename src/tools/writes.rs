@@ -49,7 +49,7 @@ pub async fn target_or_ask(
     ctx: &CallContext,
     tool: &str,
     raw: &str,
-    shown: &str,
+    shown: &[(&str, &str)],
 ) -> Result<Target, ToolError> {
     let state = &ctx.state;
     let (abs, why) = match writing::target(&state.guard, raw) {
@@ -71,7 +71,7 @@ pub async fn target_or_ask(
         }
         return Err(ToolError(message));
     }
-    if shown.len() > MAX_SHOWN_WRITE {
+    if shown.iter().map(|(_, text)| text.len()).sum::<usize>() > MAX_SHOWN_WRITE {
         return Err(ToolError(format!(
             "{} The write is too long to show the user in a question (over {MAX_SHOWN_WRITE} \
              bytes), so they were not asked.",
@@ -91,12 +91,19 @@ pub async fn target_or_ask(
             "rootbound: the model asked {tool} to write a protected file, one that runs or is \
              obeyed outside the sandbox with your full rights. Should it write it?\n\nFile (every \
              link followed):\n  {}\nProtected because:\n  {}\nAs the model named it:\n  {}\n\n\
-             Approving allows this one write only, to this file. What it writes (each line \
-             escaped):\n{}",
+             Approving allows this one write only, to this file.{}",
             quoted(&real.to_string_lossy()),
             escaped(&why),
             quoted(raw),
-            lines(shown, "  | ")
+            // Each section's lines after a `|` of their own, so that no
+            // text of the model's can pass for a heading.
+            shown
+                .iter()
+                .map(|(heading, text)| format!(
+                    "\n\n{heading} (each line after \"| \", escaped):\n{}",
+                    lines(text, "  | ")
+                ))
+                .collect::<String>()
         ),
         choices: vec![("once", "Write it, this once"), ("no", "Do not write it")],
         wait: state.config.bash.timeout,

@@ -225,7 +225,7 @@ async def protected_writes(binary, era, workspace):
         result = await client.call_tool("replace", {"file_path": ".vscode/settings.json",
                                                     "old_string": '"1"', "new_string": '"2"'})
         check(not result.is_error, f"approved replace failed: {text_of(result)}")
-        check("(replaces)" in user.questions[-1].message, f"replace not shown: {user.questions[-1].message!r}")
+        check("Replaces: exactly one occurrence of" in user.questions[-1].message, f"replace not shown: {user.questions[-1].message!r}")
         with open(settings) as f:
             check('"2"' in f.read(), "the approved replace did not land")
         check(len(user.questions) == 2, "the second write was not asked about")

@@ -322,7 +322,7 @@ pub fn check(
         return Err(Refusal::askable(
             format!("git {sub}"),
             &argv,
-            vec!["git".into(), sub.clone()],
+            super::suggested_prefix(&argv),
             why,
         ));
     }

@@ -261,30 +261,49 @@ impl Policy {
         // `rm -rf build`); a --bash-allow entry is also matched with the
         // options taken out.
         let was_approved = approved.iter().any(|e| starts_with_words(argv, e));
-        if self.mode == BashMode::ReadOnly
-            && INTERPRETERS_AND_WRAPPERS.contains(&program.as_str())
-            && !was_approved
-        {
-            return Err(Refusal::askable(
-                program,
-                argv,
-                suggested_prefix(argv),
-                "interpreters and wrappers can run any code, so they are not allowed in read-only mode",
-            ));
-        }
+        // A deny entry is matched loosely where the user is asked: a
+        // command that names its words anywhere, in order (`env make
+        // deploy`, `make -C . deploy`), is neither asked about nor
+        // admitted by an approval.
+        let denied_inside = self.deny.iter().find(|d| names_words(argv, d));
+        let denied = |entry: &Vec<String>| {
+            Refusal::new(
+                argv.join(" "),
+                format!(
+                    "it names the words of `{}`, which is denied by configuration",
+                    entry.join(" ")
+                ),
+            )
+        };
         let built_in = READ_ONLY_PROGRAMS.contains(&program.as_str());
         let user_entry = self
             .user_allow
             .iter()
             .filter(|e| starts_with_words(argv, e) || starts_with_words(&words, e))
             .max_by_key(|e| e.len());
-        if !built_in && user_entry.is_none() && !was_approved {
-            return Err(Refusal::askable(
-                program,
-                argv,
-                suggested_prefix(argv),
-                "this program is not on the allowlist",
-            ));
+        let refusal = if self.mode == BashMode::ReadOnly
+            && INTERPRETERS_AND_WRAPPERS.contains(&program.as_str())
+        {
+            Some(
+                "interpreters and wrappers can run any code, so they are not allowed in read-only mode",
+            )
+        } else if !built_in && user_entry.is_none() {
+            Some("this program is not on the allowlist")
+        } else {
+            None
+        };
+        if let Some(reason) = refusal {
+            if let Some(entry) = denied_inside {
+                return Err(denied(entry));
+            }
+            if !was_approved {
+                return Err(Refusal::askable(
+                    program,
+                    argv,
+                    suggested_prefix(argv),
+                    reason,
+                ));
+            }
         }
         let args = &argv[1..];
         let here = Path::new("");
@@ -294,14 +313,31 @@ impl Policy {
             .find(|p| p.name == program);
         match program.as_str() {
             "git" => {
+                let subcommand =
+                    |e: &Vec<String>| git::without_globals(e).get(1).map(|s| s.to_string());
+                // An approved git entry counts only for a command that
+                // starts with its words, `-C` and other options included.
+                let approved_subcommands: Vec<String> = approved
+                    .iter()
+                    .filter(|e| e.len() >= 2 && starts_with_words(argv, e))
+                    .filter_map(subcommand)
+                    .collect();
+                if let (false, Some(entry)) = (approved_subcommands.is_empty(), denied_inside) {
+                    return Err(denied(entry));
+                }
                 let user_subcommands: Vec<String> = self
                     .user_allow
                     .iter()
-                    .chain(approved)
                     .filter(|e| e.first().is_some_and(|p| p == "git"))
-                    .filter_map(|e| git::without_globals(e).get(1).map(|s| s.to_string()))
+                    .filter_map(subcommand)
+                    .chain(approved_subcommands)
                     .collect();
-                let git = git::check(args, paths, &user_subcommands)?;
+                let git = git::check(args, paths, &user_subcommands).map_err(|refusal| {
+                    match denied_inside {
+                        Some(entry) if !refusal.asks.is_empty() => denied(entry),
+                        _ => refusal,
+                    }
+                })?;
                 return Ok(Checked {
                     argv: git.argv(),
                     git_dir: Some(git.dir),
@@ -352,11 +388,10 @@ fn command_words(argv: &[String]) -> Vec<String> {
 /// build`, `make test`), never an option, a path or a file name.
 pub fn suggested_prefix(argv: &[String]) -> Vec<String> {
     if argv.first().is_some_and(|p| p == "git") {
-        return git::without_globals(argv)
-            .into_iter()
-            .take(2)
-            .map(str::to_string)
-            .collect();
+        // Up to the subcommand, options before it included: an approval of
+        // `git clean` in one repository is not one for `git -C other clean`.
+        let globals = argv.len() + 1 - git::without_globals(argv).len();
+        return argv.iter().take(globals + 1).cloned().collect();
     }
     let subcommand = argv.get(1).filter(|word| {
         word.starts_with(|c: char| c.is_ascii_lowercase())
@@ -365,6 +400,12 @@ pub fn suggested_prefix(argv: &[String]) -> Vec<String> {
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
     });
     argv.iter().take(1).chain(subcommand).cloned().collect()
+}
+
+/// `argv` holds the words of `entry` in order, anywhere.
+fn names_words(argv: &[String], entry: &[String]) -> bool {
+    let mut words = argv.iter();
+    entry.iter().all(|e| words.any(|a| a == e))
 }
 
 /// `argv` begins with the words of `entry`.

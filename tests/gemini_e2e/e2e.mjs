@@ -437,7 +437,8 @@ function editsAndBash() {
       /Command refused: `rm`/.test(responseText(refused)) && fs.existsSync(path.join(project, "victim.txt")),
       excerpt(responseText(refused), 600));
     check(group, "Gemini CLI cannot be asked, so the refusal names the option that would allow rm",
-      /--bash-allow "rm"/.test(responseText(refused)) && /cannot ask the user/.test(responseText(refused)),
+      // The text as Gemini CLI hands it on holds its quotes JSON-escaped.
+      /--bash-allow \\?"rm\\?"/.test(responseText(refused)) && /cannot ask the user/.test(responseText(refused)),
       excerpt(responseText(refused), 1200));
     check(group, "bash runs a read-only command", /5000 big\.txt/.test(responseText(counted)),
       excerpt(responseText(counted), 600));

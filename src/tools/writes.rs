@@ -52,18 +52,27 @@ pub async fn target_or_ask(
     shown: &[(&str, &str)],
 ) -> Result<Target, ToolError> {
     let state = &ctx.state;
-    let (abs, why) = match writing::target(&state.guard, raw) {
+    let (abs, why, inside_git) = match writing::target(&state.guard, raw) {
         Ok(target) => return Ok(target),
         Err(TargetError::InsideGit(abs)) => (
             abs,
             "it is inside a .git directory; git runs its hooks and obeys its config outside the \
              sandbox"
                 .to_string(),
+            true,
         ),
-        Err(TargetError::Protected(abs, why)) => (abs, why),
+        Err(TargetError::Protected(abs, why)) => (abs, why, false),
         Err(e) => return Err(target_error_message(state, e)),
     };
-    let refusal = || target_error_message(state, TargetError::Protected(abs.clone(), why.clone()));
+    // The refusal as it reads without a question.
+    let refusal = || {
+        let refused = if inside_git {
+            TargetError::InsideGit(abs.clone())
+        } else {
+            TargetError::Protected(abs.clone(), why.clone())
+        };
+        target_error_message(state, refused)
+    };
     if let Some(cannot) = ctx.asker.cannot_ask() {
         let mut message = refusal().0;
         if cannot == Cannot::NoCapability {

@@ -1002,6 +1002,14 @@ mod tests {
         line.split_whitespace().map(str::to_string).collect()
     }
 
+    /// Each line is refused, and no approval could lift its refusal.
+    fn refused_without_asking(sh: &Shell, guard: &Guard, lines: &[&str]) {
+        for line in lines {
+            let refusal = sh.plan(line, guard, soon()).unwrap_err();
+            assert!(refusal.asks.is_empty(), "{line}: {refusal:?}");
+        }
+    }
+
     #[test]
     fn a_line_only_the_allow_list_refuses_names_every_command_to_ask_about() {
         let dir = tempfile::tempdir().unwrap();
@@ -1024,16 +1032,17 @@ mod tests {
         assert_eq!(refusal.asks[0].prefix, words("git -C . commit"));
         // No approval lifts a path outside the roots, an option a table
         // refuses, a syntax error or a git subcommand without a table.
-        for line in [
-            "cargo build && cat /etc/passwd",
-            "touch ../outside",
-            "grep --pre=sh x a.txt",
-            "cargo build $(id)",
-            "git bisect run x",
-        ] {
-            let refusal = sh.plan(line, &guard, soon()).unwrap_err();
-            assert!(refusal.asks.is_empty(), "{line}: {refusal:?}");
-        }
+        refused_without_asking(
+            &sh,
+            &guard,
+            &[
+                "cargo build && cat /etc/passwd",
+                "touch ../outside",
+                "grep --pre=sh x a.txt",
+                "cargo build $(id)",
+                "git bisect run x",
+            ],
+        );
     }
 
     #[test]
@@ -1080,15 +1089,16 @@ mod tests {
         };
         let gate = Arc::new(WriteGate::new(guard.roots().map(Into::into).collect()));
         let sh = Shell::new(&config, &guard, gate);
-        for line in [
-            "make -C . deploy",
-            "env make deploy",
-            "nice make -f Makefile deploy",
-            "git -C . clean -f x",
-        ] {
-            let refusal = sh.plan(line, &guard, soon()).unwrap_err();
-            assert!(refusal.asks.is_empty(), "{line}: {refusal:?}");
-        }
+        refused_without_asking(
+            &sh,
+            &guard,
+            &[
+                "make -C . deploy",
+                "env make deploy",
+                "nice make -f Makefile deploy",
+                "git -C . clean -f x",
+            ],
+        );
         sh.approve_for_session(&words("nice"));
         assert!(sh.plan("nice make deploy", &guard, soon()).is_err());
         assert!(sh.plan("nice make build", &guard, soon()).is_ok());

@@ -47,10 +47,9 @@ pub const BUSY: &str = "Other questions to the user are still open, so this one 
 /// A question with a fixed set of answers.
 #[derive(Debug, Clone)]
 pub struct Question {
-    /// What the question is about (the tool and its arguments): an answer
-    /// given in a later round counts only for the same call.
-    pub about: String,
-    /// The text the user reads.
+    /// The text the user reads. It names the tool and shows all that an
+    /// approval would let happen, so an answer given in a later round
+    /// counts only for a call that would ask exactly this text.
     pub message: String,
     /// The choices: the value returned, and the title the user sees.
     pub choices: Vec<(&'static str, &'static str)>,
@@ -215,7 +214,7 @@ impl Rounds {
     fn ask(&self, question: &Question) -> Answer {
         if let Some(state) = &self.state
             && let Some(asked) = self.pending.take(state)
-            && asked.about == question.about
+            && asked.message == question.message
         {
             if asked.at.elapsed() > asked.wait {
                 return Answer::TimedOut(asked.wait);
@@ -229,7 +228,7 @@ impl Rounds {
             };
         }
         // No answer to this question: ask it.
-        let state = self.pending.add(&question.about, question.wait);
+        let state = self.pending.add(&question.message, question.wait);
         let mut requests = InputRequests::new();
         requests.insert(
             INPUT_KEY.to_string(),
@@ -303,7 +302,7 @@ impl Drop for Open<'_> {
 
 #[derive(Debug, Clone)]
 struct Asked {
-    about: String,
+    message: String,
     at: Instant,
     wait: Duration,
 }
@@ -324,7 +323,7 @@ impl Pending {
     /// unpredictable (two keyed hashes of a counter, the keys random per
     /// process) so that an answer cannot be made up for a question not
     /// yet asked; it is used once.
-    fn add(&self, about: &str, wait: Duration) -> String {
+    fn add(&self, message: &str, wait: Duration) -> String {
         let n = self
             .counter
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -347,7 +346,7 @@ impl Pending {
         asked.insert(
             state.clone(),
             Asked {
-                about: about.to_string(),
+                message: message.to_string(),
                 at: Instant::now(),
                 wait,
             },
@@ -370,8 +369,7 @@ mod tests {
 
     fn question(about: &str) -> Question {
         Question {
-            about: about.into(),
-            message: "Run it?".into(),
+            message: format!("Run {about}?"),
             choices: vec![("once", "Once"), ("no", "No")],
             wait: Duration::from_secs(60),
         }

@@ -334,9 +334,7 @@ fn approval_question(
         "Allow commands starting with the prefix shown, for the rest of this session",
     ));
     choices.push(("no", "Do not run it"));
-    // An answer counts only for exactly what the user was shown.
     Question {
-        about: format!("bash\0{message}"),
         message,
         choices,
         wait,

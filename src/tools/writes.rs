@@ -95,7 +95,6 @@ pub async fn target_or_ask(
         .real()
         .to_path_buf();
     let question = Question {
-        about: String::new(),
         message: format!(
             "rootbound: the model asked {tool} to write a protected file, one that runs or is \
              obeyed outside the sandbox with your full rights. Should it write it?\n\nFile (every \
@@ -116,11 +115,6 @@ pub async fn target_or_ask(
         ),
         choices: vec![("once", "Write it, this once"), ("no", "Do not write it")],
         wait: state.config.bash.timeout,
-    };
-    // An answer counts only for exactly what the user was shown.
-    let question = Question {
-        about: format!("{tool}\0{}", question.message),
-        ..question
     };
     let declined = |what: &str| {
         ToolError(format!(

@@ -10,7 +10,7 @@
 //!
 //! The paths are opened once, when the fork server starts; each call builds
 //! its ruleset from those descriptors (and its fresh temporary directory),
-//! and each command applies it between fork and exec, with two system
+//! and each command applies it before it executes its program, with two system
 //! calls. The roots and `--bash-read` directories (canonical when the
 //! server started) are opened without following a link anywhere on their
 //! way; when the fork server opens them again (a new view's template), one
@@ -254,7 +254,7 @@ pub fn build(opened: &Opened, writable: &[PathBuf], readable: &[&Path]) -> Resul
 /// Applies the ruleset to the calling process.
 ///
 /// # Safety
-/// Only in a child between fork and exec: it makes system calls only.
+/// Only in a child before exec: it makes system calls only.
 pub unsafe fn restrict_self(ruleset: RawFd) -> std::io::Result<()> {
     // SAFETY: plain system calls with integer arguments.
     unsafe {

@@ -8,18 +8,18 @@
 //!
 //! The filter confines this thread only (no `SECCOMP_FILTER_FLAG_TSYNC`):
 //! the supervisor's own thread keeps the mounts and namespace calls it
-//! makes after the call comes. The thread forks nothing but the commands
-//! it is handed, and those get the rest of their confinement (limits,
-//! capabilities, Landlock) between fork and exec, under the filter.
+//! makes after the call comes. The thread starts nothing but the commands
+//! it is handed ([`spawn`]), and those get the rest of their confinement
+//! (limits, capabilities, Landlock) before they exec, under the filter.
 
-use std::process::Command;
 use std::sync::mpsc;
 
 use super::seccomp;
+use super::spawn::{self, Exec};
 
 /// The thread, armed with a filter; dropped, it ends.
 pub struct Launcher {
-    commands: mpsc::Sender<Command>,
+    commands: mpsc::Sender<Exec>,
     started: mpsc::Receiver<std::io::Result<libc::pid_t>>,
 }
 
@@ -27,7 +27,7 @@ impl Launcher {
     /// Starts the thread and installs `filter` on it. Err if either fails:
     /// no command may then start (there is no unfiltered fallback).
     pub fn start(filter: std::sync::Arc<seccomp::Filter>) -> std::io::Result<Launcher> {
-        let (commands, to_start) = mpsc::channel::<Command>();
+        let (commands, to_start) = mpsc::channel::<Exec>();
         let (report_start, started) = mpsc::channel();
         let (report_armed, armed) = mpsc::channel();
         std::thread::Builder::new()
@@ -41,8 +41,8 @@ impl Launcher {
                 if report_armed.send(filtered).is_err() || !ok {
                     return;
                 }
-                for mut command in to_start {
-                    let pid = command.spawn().map(|child| child.id() as libc::pid_t);
+                for command in to_start {
+                    let pid = spawn::spawn(&command);
                     // The command's descriptors close here, in the parent.
                     drop(command);
                     if report_start.send(pid).is_err() {
@@ -56,9 +56,9 @@ impl Launcher {
         Ok(Launcher { commands, started })
     }
 
-    /// Forks `command` on the thread (so it starts under the filter) and
+    /// Starts `command` from the thread (so it starts under the filter) and
     /// returns its pid.
-    pub fn spawn(&self, command: Command) -> std::io::Result<libc::pid_t> {
+    pub fn spawn(&self, command: Exec) -> std::io::Result<libc::pid_t> {
         let gone = || std::io::Error::other("the launcher thread ended");
         self.commands.send(command).map_err(|_| gone())?;
         self.started.recv().map_err(|_| gone())?

@@ -1,6 +1,6 @@
 //! No privileges and bounded resources for each command: the call's
 //! supervisor empties the bounding set for all its commands before the call
-//! comes (root gets none back on exec); between fork and exec, each command
+//! comes (root gets none back on exec); before it executes its program, each command
 //! drops the capabilities it still has, no new privileges can be gained,
 //! and resource limits bound processes, address space, CPU time and core
 //! dumps.
@@ -54,26 +54,46 @@ fn set_limit(resource: libc::__rlimit_resource_t, soft: u64, hard: u64) -> std::
     Ok(())
 }
 
-/// Unblocks every signal and sets every one back to its default action.
+/// Sets every signal back to its default action, then unblocks them all.
 /// The supervisor blocks SIGTERM and SIGCHLD for itself and ignores
 /// SIGPIPE, and a blocked or ignored signal survives `exec`: a command
 /// must start as a shell would start it, or `kill -TERM`, `timeout` and
 /// test runners that stop their children do nothing until the time limit.
+/// Dispositions go first: a child that shares its parent's memory must not
+/// run one of the parent's handlers.
 ///
 /// # Safety
-/// Only between `fork` and `exec`: it makes async-signal-safe calls only.
+/// Only in a child before `exec`: it makes async-signal-safe calls only.
 pub unsafe fn reset_signals() -> std::io::Result<()> {
-    // SAFETY: sigemptyset, pthread_sigmask and signal on this thread.
+    // The kernel's own calls, not libc's wrappers: glibc keeps signals 32
+    // and 33 for itself and will not touch them, and one ignored by
+    // whoever started the server would still be ignored in the command.
+    // All zeros is the kernel's `struct sigaction` for SIG_DFL with no
+    // flags and an empty mask, whatever its layout; 8 bytes of sigset.
+    let default_action = [0u64; 4];
+    let empty_set = 0u64;
+    // SAFETY: rt_sigaction and rt_sigprocmask on this thread, with
+    // buffers that outlive the calls.
     unsafe {
-        let mut empty: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut empty);
-        if libc::pthread_sigmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut()) != 0 {
-            return Err(std::io::Error::last_os_error());
+        // SIGKILL and SIGSTOP fail harmlessly.
+        for signal in 1..=64 {
+            libc::syscall(
+                libc::SYS_rt_sigaction,
+                signal,
+                default_action.as_ptr(),
+                std::ptr::null_mut::<u64>(),
+                8usize,
+            );
         }
-        // SIGKILL and SIGSTOP, and numbers the kernel has no signal for,
-        // fail harmlessly.
-        for signal in 1..65 {
-            libc::signal(signal, libc::SIG_DFL);
+        if libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK,
+            &empty_set,
+            std::ptr::null_mut::<u64>(),
+            8usize,
+        ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
         }
     }
     Ok(())
@@ -126,7 +146,7 @@ pub fn drop_for_descendants() {
 /// still has (the bounding set went earlier: [`drop_for_descendants`]).
 ///
 /// # Safety
-/// Only in a child between fork and exec: it makes system calls only.
+/// Only in a child before exec: it makes system calls only.
 pub unsafe fn apply(limits: &Limits) -> std::io::Result<()> {
     set_limit(libc::RLIMIT_NPROC, limits.max_tasks, limits.max_tasks)?;
     set_limit(libc::RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 5)?;

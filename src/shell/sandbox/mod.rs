@@ -40,6 +40,8 @@ pub mod probe;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
 #[cfg(target_os = "linux")]
+mod spawn;
+#[cfg(target_os = "linux")]
 pub mod supervisor;
 #[cfg(unix)]
 pub mod temp;

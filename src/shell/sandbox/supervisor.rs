@@ -4,7 +4,7 @@
 //! It reads the checked plan from standard input, enters the namespaces,
 //! builds the Landlock ruleset, runs the pipelines (each command spawned
 //! directly by its launcher thread, which has the seccomp filter installed,
-//! and confined further between fork and exec), and when the last one ends,
+//! and confined further before it executes the program, see [`spawn`](super::spawn)), and when the last one ends,
 //! or the server asks it to stop with SIGTERM, kills and reaps every
 //! process of the call. Then it writes how the commands ended to
 //! descriptor 3 and exits. Standard output and error are the server's
@@ -17,15 +17,14 @@
 use std::collections::HashSet;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, FromRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::launcher::Launcher;
 use super::limits::Limits;
+use super::spawn::{self, Exec, Stream};
 use super::{Confinement, landlock, limits, namespaces, seccomp, template};
 use crate::shell::parse::{Connector, Redirect};
 use crate::shell::run::{HiddenFailure, Stage, StageStatus, Step, failed_start_status};
@@ -640,10 +639,10 @@ impl Target {
         })
     }
 
-    fn stdio(self) -> Stdio {
+    fn stream(self) -> Stream {
         match self {
-            Target::Fd(fd) => Stdio::from(fd),
-            Target::Null => Stdio::null(),
+            Target::Fd(fd) => Stream::Fd(fd),
+            Target::Null => Stream::Null,
         }
     }
 }
@@ -743,9 +742,6 @@ impl Confined {
         env: &[(String, String)],
         group: libc::pid_t,
     ) -> std::io::Result<libc::pid_t> {
-        let Some((program, args)) = stage.argv.split_first() else {
-            return Err(std::io::Error::other("empty command"));
-        };
         let mut stdout = stdout;
         let mut stderr = Target::of(std::io::stderr().as_fd())?;
         for redirect in &stage.redirects {
@@ -756,42 +752,31 @@ impl Confined {
                 Redirect::StdoutToStderr => stdout = stderr.try_clone()?,
             }
         }
-        let mut command = Command::new(program);
-        // Each pipeline is a process group of its own (led by its first
-        // command), as a shell makes it: `kill -TERM 0` reaches the
-        // pipeline, never the supervisor, which takes SIGTERM as the
-        // server's order to stop.
-        command
-            .process_group(group)
-            .args(args)
-            .env_clear()
-            .envs(env.iter().chain(&stage.env).map(|(k, v)| (k, v)))
-            .current_dir(cwd)
-            .stdin(match stdin {
-                Some(pipe) => Stdio::from(pipe),
-                None => Stdio::inherit(),
-            })
-            .stdout(stdout.stdio())
-            .stderr(stderr.stdio());
-        let limits = self.limits;
-        let rules = self.rules.as_ref().map(landlock::Rules::raw_fd);
-        // SAFETY: the closure makes system calls only (no allocation, no
-        // lock), in the child before exec; the supervisor's other thread,
-        // if it has one, is waiting on a channel meanwhile. The seccomp
-        // filter, where there is one, the child has from the launcher.
-        unsafe {
-            command.pre_exec(move || {
-                limits::reset_signals()?;
-                limits::apply(&limits)?;
-                if let Some(fd) = rules {
-                    landlock::restrict_self(fd)?;
-                }
-                Ok(())
-            });
-        }
+        let command = Exec::new(
+            &stage.argv,
+            env.iter().chain(&stage.env).map(|(k, v)| (k, v)),
+            cwd,
+            [
+                match stdin {
+                    Some(pipe) => Stream::Fd(pipe.into()),
+                    None => Stream::Fd(std::io::stdin().as_fd().try_clone_to_owned()?),
+                },
+                stdout.stream(),
+                stderr.stream(),
+            ],
+            // Each pipeline is a process group of its own (led by its first
+            // command), as a shell makes it: `kill -TERM 0` reaches the
+            // pipeline, never the supervisor, which takes SIGTERM as the
+            // server's order to stop.
+            group,
+            self.limits,
+            self.rules.as_ref().map(landlock::Rules::raw_fd),
+        )?;
+        // The seccomp filter, where there is one, the command has from the
+        // launcher thread it starts from.
         match &self.launcher {
             Some(launcher) => launcher.spawn(command),
-            None => Ok(command.spawn()?.id() as libc::pid_t),
+            None => spawn::spawn(&command),
         }
     }
 }

@@ -24,9 +24,10 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    Ending, HiddenFailure, Outcome, Stage, StageStatus, Step, collect, failed_start_status,
+    Ending, HiddenFailure, Outcome, Sequence, Stage, StageStatus, Step, collect,
+    failed_start_status,
 };
-use crate::shell::parse::{Connector, Redirect};
+use crate::shell::parse::Redirect;
 
 /// Where and how commands run.
 pub struct Setup<'a> {
@@ -58,27 +59,18 @@ enum Stop {
 pub async fn run(steps: &[Step], setup: &Setup<'_>, cancel: &CancellationToken) -> Outcome {
     let deadline = setup.deadline;
     let mut out = Outcome::new(Ending::Exited(0));
-    let mut status = 0i32;
-    let mut previous: Option<Connector> = None;
+    let mut sequence = Sequence::default();
     for step in steps {
-        let runs = match previous {
-            Some(Connector::And) => status == 0,
-            Some(Connector::Or) => status != 0,
-            Some(Connector::Seq) | None => true,
-        };
-        previous = step.then;
-        if !runs {
+        if !sequence.runs(step) {
             continue;
         }
-        match run_pipeline(&step.stages, setup, deadline, cancel, &mut out).await {
-            Ok(StageStatus::Exited(code)) => {
-                status = code;
-                out.ending = Ending::Exited(code);
-            }
-            Ok(StageStatus::Signaled(sig)) => {
-                status = 128 + sig;
-                out.ending = Ending::Signaled(sig);
-            }
+        let ran = run_pipeline(&step.stages, setup, deadline, cancel, &mut out).await;
+        if let Ok(status) = ran {
+            sequence.ran(status);
+        }
+        match ran {
+            Ok(StageStatus::Exited(code)) => out.ending = Ending::Exited(code),
+            Ok(StageStatus::Signaled(sig)) => out.ending = Ending::Signaled(sig),
             Err(Stop::Deadline) => {
                 out.ending = Ending::TimedOut(setup.limit);
                 return out;
@@ -382,6 +374,7 @@ async fn reap(children: &mut [tokio::process::Child]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::shell::parse::Connector;
 
     fn stage(argv: &[&str]) -> Stage {
         Stage::new(argv.iter().map(|s| s.to_string()).collect())

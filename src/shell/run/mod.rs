@@ -79,6 +79,37 @@ impl Outcome {
     }
 }
 
+/// The shell's rule for `&&`, `||` and `;`, kept once for both runners:
+/// a step after `&&` runs when the last step that ran succeeded, after `||`
+/// when it failed, after `;` always.
+#[derive(Debug, Default)]
+pub struct Sequence {
+    previous: Option<Connector>,
+    status: i32,
+}
+
+impl Sequence {
+    /// Whether `step` runs; asked once for each step, in order.
+    pub fn runs(&mut self, step: &Step) -> bool {
+        let runs = match self.previous {
+            Some(Connector::And) => self.status == 0,
+            Some(Connector::Or) => self.status != 0,
+            Some(Connector::Seq) | None => true,
+        };
+        self.previous = step.then;
+        runs
+    }
+
+    /// How the step that just ran ended (a signal counts as `128 + n`, as
+    /// `$?` has it).
+    pub fn ran(&mut self, status: StageStatus) {
+        self.status = match status {
+            StageStatus::Exited(code) => code,
+            StageStatus::Signaled(sig) => 128 + sig,
+        };
+    }
+}
+
 /// How one command of a pipeline ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum StageStatus {
@@ -325,6 +356,36 @@ pub fn signal_name(sig: i32) -> String {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sequence_runs_steps_as_a_shell_does() {
+        let step = |then| Step {
+            stages: Vec::new(),
+            then,
+        };
+        // `a && b || c ; d && e` where a is killed by SIGTERM (status 143)
+        // and c and d exit 0: b is skipped, the others run.
+        let steps = [
+            (step(Some(Connector::And)), Some(StageStatus::Signaled(15))),
+            (step(Some(Connector::Or)), None),
+            (step(Some(Connector::Seq)), Some(StageStatus::Exited(0))),
+            (step(Some(Connector::And)), Some(StageStatus::Exited(0))),
+            (step(None), Some(StageStatus::Exited(3))),
+        ];
+        let mut sequence = Sequence::default();
+        let mut ran = Vec::new();
+        for (k, (step, status)) in steps.iter().enumerate() {
+            if sequence.runs(step) {
+                ran.push(k);
+                sequence.ran(status.expect("a step that runs has a status"));
+            }
+        }
+        assert_eq!(ran, [0, 2, 3, 4]);
+        assert_eq!(sequence.status, 3);
+        let mut killed = Sequence::default();
+        killed.ran(StageStatus::Signaled(15));
+        assert_eq!(killed.status, 143);
+    }
 
     fn argv(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| w.to_string()).collect()

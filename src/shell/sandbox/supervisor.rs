@@ -26,8 +26,8 @@ use super::launcher::Launcher;
 use super::limits::Limits;
 use super::spawn::{self, Exec, Stream};
 use super::{Confinement, landlock, limits, namespaces, seccomp, template};
-use crate::shell::parse::{Connector, Redirect};
-use crate::shell::run::{HiddenFailure, Stage, StageStatus, Step, failed_start_status};
+use crate::shell::parse::Redirect;
+use crate::shell::run::{HiddenFailure, Sequence, Stage, StageStatus, Step, failed_start_status};
 
 /// The most of a request the supervisor reads.
 const MAX_REQUEST_BYTES: u64 = 16 << 20;
@@ -651,26 +651,19 @@ impl Confined {
     fn run_steps(&self, steps: &[Step], cwd: &Path, env: &[(String, String)]) -> Finished {
         let mut report = Report::Exited(0);
         let mut hidden_failures = Vec::new();
-        let mut status = 0;
-        let mut previous: Option<Connector> = None;
+        let mut sequence = Sequence::default();
         for step in steps {
-            let runs = match previous {
-                Some(Connector::And) => status == 0,
-                Some(Connector::Or) => status != 0,
-                Some(Connector::Seq) | None => true,
-            };
-            previous = step.then;
-            if !runs {
+            if !sequence.runs(step) {
                 continue;
             }
-            report = match self.run_pipeline(&step.stages, cwd, env, &mut hidden_failures) {
-                Ok(r) => r,
+            let status = match self.run_pipeline(&step.stages, cwd, env, &mut hidden_failures) {
+                Ok(status) => status,
                 Err(Stop) => return Report::Stopped.into(),
             };
-            status = match report {
-                Report::Exited(code) => code,
-                Report::Signaled(sig) => 128 + sig,
-                _ => 1,
+            sequence.ran(status);
+            report = match status {
+                StageStatus::Exited(code) => Report::Exited(code),
+                StageStatus::Signaled(sig) => Report::Signaled(sig),
             };
         }
         Finished {
@@ -685,7 +678,7 @@ impl Confined {
         cwd: &Path,
         env: &[(String, String)],
         hidden_failures: &mut Vec<HiddenFailure>,
-    ) -> Result<Report, Stop> {
+    ) -> Result<StageStatus, Stop> {
         // Each command's pid, or the status it got when it could not start.
         let mut started: Vec<Result<libc::pid_t, i32>> = Vec::new();
         let mut stdin: Option<std::io::PipeReader> = None;
@@ -724,11 +717,11 @@ impl Confined {
         hidden_failures.extend(HiddenFailure::in_pipeline(stages, &ended));
         // The pipeline's status is its last command's (the status it got
         // if it could not start).
-        Ok(match ended.last().copied().flatten() {
-            Some(StageStatus::Exited(code)) => Report::Exited(code),
-            Some(StageStatus::Signaled(sig)) => Report::Signaled(sig),
-            None => Report::Exited(1),
-        })
+        Ok(ended
+            .last()
+            .copied()
+            .flatten()
+            .unwrap_or(StageStatus::Exited(1)))
     }
 
     /// Starts one command of a pipeline; `group` is the pipeline's process

@@ -33,6 +33,7 @@ use std::ffi::{OsStr, OsString};
 use std::fs::{File, Metadata};
 use std::io;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use percent_encoding::percent_decode_str;
 
@@ -53,10 +54,26 @@ pub type OpenedFile = (File, Metadata);
 /// Longest path (in bytes) a request may name.
 pub const MAX_PATH_BYTES: usize = 4096;
 
-/// Which root a path lies in: an index into the guard's roots, only made by
-/// the guard.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RootId(usize);
+/// Which root a path lies in. Only the guard makes one, from its own roots,
+/// and it holds the root itself: a root id always names a root, so no
+/// lookup can miss and nothing falls back to another directory.
+#[derive(Debug, Clone)]
+pub struct RootId(Arc<Root>);
+
+impl RootId {
+    /// The root's canonical path.
+    pub fn path(&self) -> &Path {
+        &self.0.path
+    }
+}
+
+impl PartialEq for RootId {
+    fn eq(&self, other: &RootId) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for RootId {}
 
 /// One configured root: its canonical path and a handle kept open for
 /// race-safe opening beneath it.
@@ -77,7 +94,11 @@ struct Root {
 /// The set of roots, canonicalised once at start.
 #[derive(Debug)]
 pub struct Guard {
-    roots: Vec<Root>,
+    /// The first root: relative paths are taken from it. A guard has one by
+    /// construction ([`Guard::new`] refuses none).
+    primary: Arc<Root>,
+    /// Every root, the primary first.
+    roots: Vec<Arc<Root>>,
     /// Where what a call leaves behind is not protected (`--unprotect`).
     unprotected: crate::fs::protected::Unprotected,
     /// Cleared the first time the kernel refuses the one-call open beneath a
@@ -125,8 +146,8 @@ impl Resolved {
         &self.real
     }
 
-    pub fn root(&self) -> RootId {
-        self.root
+    pub fn root(&self) -> &RootId {
+        &self.root
     }
 
     pub fn existence(&self) -> &Existence {
@@ -174,6 +195,8 @@ pub enum OutsideWhy {
 /// Errors building the guard at start-up.
 #[derive(Debug)]
 pub enum RootError {
+    /// No root was given.
+    None,
     Missing(PathBuf),
     NotADirectory(PathBuf),
     Io(PathBuf, io::Error),
@@ -182,6 +205,7 @@ pub enum RootError {
 impl std::fmt::Display for RootError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            RootError::None => write!(f, "no root directory was given"),
             RootError::Missing(p) => write!(f, "root directory does not exist: {}", p.display()),
             RootError::NotADirectory(p) => write!(f, "root is not a directory: {}", p.display()),
             RootError::Io(p, e) => write!(f, "cannot open root {}: {e}", p.display()),
@@ -193,17 +217,20 @@ impl std::error::Error for RootError {}
 
 impl Guard {
     /// Canonicalises every root. A root that does not exist, or is not a
-    /// directory, is an error naming it. Duplicates are dropped.
+    /// directory, is an error naming it; so is an empty list. Duplicates are
+    /// dropped.
     pub fn new<P: AsRef<Path>>(roots: &[P]) -> Result<Guard, RootError> {
-        let mut out: Vec<Root> = Vec::new();
+        let mut out: Vec<Arc<Root>> = Vec::new();
         for given in roots {
             let root = sys::open_root(given.as_ref())?;
             if out.iter().any(|r| r.path == root.path) {
                 continue;
             }
-            out.push(root);
+            out.push(Arc::new(root));
         }
+        let primary = out.first().cloned().ok_or(RootError::None)?;
         Ok(Guard {
+            primary,
             roots: out,
             unprotected: crate::fs::protected::Unprotected::default(),
             #[cfg(unix)]
@@ -263,12 +290,9 @@ impl Guard {
         self.roots.iter().map(|r| r.path.as_path())
     }
 
+    /// The first root, which relative paths are taken from.
     pub fn primary(&self) -> &Path {
-        // `Guard::new` is only ever called with at least one root by the CLI;
-        // fall back to "/" rather than panic if a library user passes none.
-        self.roots
-            .first()
-            .map_or(Path::new("/"), |r| r.path.as_path())
+        &self.primary.path
     }
 
     /// The roots joined with ", ", as error messages show them.
@@ -287,20 +311,16 @@ impl Guard {
             .enumerate()
             .filter(|(_, r)| r.holds(path))
             .max_by_key(|(_, r)| r.path.as_os_str().len())
-            .map(|(i, _)| RootId(i))
-    }
-
-    /// The canonical path of a root.
-    pub fn root_path(&self, root: RootId) -> &Path {
-        // A RootId is only made from this guard's own roots.
-        self.roots
-            .get(root.0)
-            .map_or(Path::new("/"), |r| r.path.as_path())
+            .map(|(_, r)| RootId(r.clone()))
     }
 
     /// The root that contains `real` (the deepest, for nested roots).
     pub fn containing_root(&self, real: &Path) -> Option<&Path> {
-        self.root_of(real).map(|id| self.root_path(id))
+        self.roots
+            .iter()
+            .filter(|r| r.holds(real))
+            .max_by_key(|r| r.path.as_os_str().len())
+            .map(|r| r.path.as_path())
     }
 
     pub fn contains(&self, real: &Path) -> bool {
@@ -357,11 +377,8 @@ impl Guard {
     /// platform), and without blocking: a FIFO, socket or device is refused.
     /// For walker entries, which were checked by name: a file swapped for a
     /// symlink since then fails to open instead of being followed.
-    pub fn open_beneath(&self, root: RootId, rel: &Path) -> io::Result<(File, Metadata)> {
-        let root = self
-            .roots
-            .get(root.0)
-            .ok_or_else(|| io::Error::other("unknown root"))?;
+    pub fn open_beneath(&self, root: &RootId, rel: &Path) -> io::Result<(File, Metadata)> {
+        let root = &root.0;
         let file = self.open_fd_beneath(root, rel, ReadKind::File)?;
         let meta = file.metadata()?;
         if !meta.is_file() {
@@ -377,8 +394,8 @@ impl Guard {
     /// the walk cannot lead outside the roots.
     pub fn open_walked(&self, path: &Path) -> io::Result<(File, Metadata)> {
         let root = self.root_of(path).ok_or_else(outside_error)?;
-        let rel = sys::beneath(path, self.root_path(root)).ok_or_else(outside_error)?;
-        match self.open_beneath(root, rel) {
+        let rel = sys::beneath(path, root.path()).ok_or_else(outside_error)?;
+        match self.open_beneath(&root, rel) {
             Err(e) if sys::is_link_error(&e) => {
                 let resolved = self.resolve_absolute(path).map_err(|_| outside_error())?;
                 self.open_read(&resolved)
@@ -391,10 +408,7 @@ impl Guard {
     /// handle opened beneath its root (for listing).
     pub fn read_dir(&self, resolved: &Resolved) -> io::Result<DirEntries> {
         let (root, rel) = self.root_and_rel(resolved)?;
-        let root = self
-            .roots
-            .get(root.0)
-            .ok_or_else(|| io::Error::other("unknown root"))?;
+        let root = &root.0;
         let dir = self.open_fd_beneath(root, rel, ReadKind::Directory)?;
         DirEntries::new(dir)
     }
@@ -407,11 +421,8 @@ impl Guard {
     /// file read without following symlinks or walking the path again.
     pub fn list_walked_dir(&self, path: &Path) -> io::Result<Listing> {
         let root = self.root_of(path).ok_or_else(outside_error)?;
-        let rel = sys::beneath(path, self.root_path(root)).ok_or_else(outside_error)?;
-        let root = self
-            .roots
-            .get(root.0)
-            .ok_or_else(|| io::Error::other("unknown root"))?;
+        let rel = sys::beneath(path, root.path()).ok_or_else(outside_error)?;
+        let root = &root.0;
         let dir = self.open_fd_beneath(root, rel, ReadKind::Directory)?;
         Listing::from_dir(dir)
     }
@@ -425,8 +436,8 @@ impl Guard {
     pub fn read_own_file(&self, path: &Path, max_bytes: u64) -> io::Result<Option<Vec<u8>>> {
         let opened = match self.root_of(path) {
             Some(root) => {
-                let rel = sys::beneath(path, self.root_path(root)).ok_or_else(outside_error)?;
-                self.open_beneath(root, rel)
+                let rel = sys::beneath(path, root.path()).ok_or_else(outside_error)?;
+                self.open_beneath(&root, rel)
             }
             None => sys::open_absolute_no_symlinks(path),
         };
@@ -470,10 +481,7 @@ impl Guard {
         create: bool,
     ) -> io::Result<(DirHandle, OsString)> {
         let (root, rel) = self.root_and_rel(resolved)?;
-        let root = self
-            .roots
-            .get(root.0)
-            .ok_or_else(|| io::Error::other("unknown root"))?;
+        let root = &root.0;
         let mut names: Vec<&OsStr> = Vec::new();
         for c in rel.components() {
             match c {
@@ -501,10 +509,10 @@ impl Guard {
     }
 
     /// The root a resolved path lies in, and the path relative to it.
-    fn root_and_rel<'a>(&'a self, resolved: &'a Resolved) -> io::Result<(RootId, &'a Path)> {
-        let rel = sys::beneath(&resolved.real, self.root_path(resolved.root))
+    fn root_and_rel<'a>(&'a self, resolved: &'a Resolved) -> io::Result<(&'a RootId, &'a Path)> {
+        let rel = sys::beneath(&resolved.real, resolved.root.path())
             .ok_or_else(|| io::Error::other("resolved path is not beneath its root"))?;
-        Ok((resolved.root, rel))
+        Ok((&resolved.root, rel))
     }
 
     /// Opens `rel` beneath `root` without following any symlink, read-only

@@ -177,12 +177,7 @@ pub fn open_target(
     let abs = resolved.display().display().to_string();
     if resolved.exists()
         && !resolved.is_dir()
-        && ignore_rules::is_gemini_ignored(
-            guard,
-            guard.root_path(resolved.root()),
-            resolved.real(),
-            false,
-        )
+        && ignore_rules::is_gemini_ignored(guard, resolved.root().path(), resolved.real(), false)
     {
         return Err(format!("File path '{abs}' is ignored by configured ignore patterns.").into());
     }

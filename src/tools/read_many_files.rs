@@ -391,7 +391,7 @@ fn gather(
                 }
                 Ok(resolved) => {
                     // Not there: a glob below the root that holds it.
-                    let root = guard.root_path(resolved.root()).to_path_buf();
+                    let root = resolved.root().path().to_path_buf();
                     if let Ok(rel) = resolved.display().strip_prefix(&root) {
                         let rel = rel.to_string_lossy().into_owned();
                         jobs.entry(root).or_default().push(GlobJob { index, rel });

@@ -279,19 +279,29 @@ fn rule5_a_missing_root_is_an_error_naming_it() {
 }
 
 #[test]
+fn a_guard_without_a_root_is_refused() {
+    let none: [&Path; 0] = [];
+    assert!(matches!(Guard::new(&none), Err(RootError::None)));
+}
+
+#[test]
 fn several_roots() {
     let t = Tree::new();
     let g = Guard::new(&[&t.root, &t.base.join("outside")]).unwrap();
     let second = format!("{}/outside/secret", t.base.display());
     let r = g.resolve(&second).unwrap();
-    assert_eq!(r.root, RootId(1));
+    let second_root = g.roots().nth(1).unwrap().to_path_buf();
+    assert_eq!(r.root.path(), second_root);
     assert_eq!(
         g.roots_display(),
         format!("{}, {}/outside", t.root.display(), t.base.display())
     );
     // A link from the first root into the second is inside the roots.
     symlink(t.base.join("outside"), t.root.join("to_second")).unwrap();
-    assert_eq!(g.resolve("to_second/secret").unwrap().root, RootId(1));
+    assert_eq!(
+        g.resolve("to_second/secret").unwrap().root,
+        g.root_of(&second_root).unwrap()
+    );
     assert_eq!(
         outside_why(g.resolve("../root_evil/secret")),
         OutsideWhy::Resolved

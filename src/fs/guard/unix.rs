@@ -149,8 +149,8 @@ impl Guard {
         if bytes.ends_with(b"/") || bytes.ends_with(b"/.") {
             return None;
         }
-        let root_index = self.root_of(absolute)?;
-        let root = self.roots.get(root_index.0)?;
+        let root_id = self.root_of(absolute)?;
+        let root = &root_id.0;
         let rel = absolute.strip_prefix(&root.path).ok()?;
         let mut real = root.path.clone();
         for c in rel.components() {
@@ -175,7 +175,7 @@ impl Guard {
         Some(Resolved {
             display: display.to_path_buf(),
             real,
-            root: root_index,
+            root: root_id,
             existence: Existence::Exists(meta),
         })
     }
@@ -217,12 +217,10 @@ impl Guard {
         }
         let dir = match self.root_of(parent) {
             Some(id) => {
-                let (Some(root), Some(rel)) =
-                    (self.roots.get(id.0), beneath(parent, self.root_path(id)))
-                else {
+                let Some(rel) = beneath(parent, id.path()) else {
                     return false;
                 };
-                self.open_fd_beneath(root, rel, ReadKind::Directory)
+                self.open_fd_beneath(&id.0, rel, ReadKind::Directory)
             }
             None => open_absolute_nofollow(parent, dir_handle_flags() | OFlags::NOFOLLOW),
         };
@@ -252,10 +250,7 @@ impl Guard {
         // the root's ancestors (the root itself holds no symlinks).
         let (mut path, first) = match self.spelled_root(absolute, &queue) {
             Some(id) => {
-                let root = self
-                    .roots
-                    .get(id.0)
-                    .ok_or_else(|| Fault::Io(io::Error::other("unknown root")))?;
+                let root = &id.0;
                 let skip = root.path.components().filter_map(Step::from).count();
                 queue.drain(..skip);
                 let dir = root.dir.try_clone().map_err(Fault::Io)?;

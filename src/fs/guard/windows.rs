@@ -184,16 +184,15 @@ impl Lookup for System {
 
 impl Guard {
     fn primary_win(&self) -> Option<&WinPath> {
-        self.roots.first().map(|r| &r.win)
+        Some(&self.primary.win)
     }
 
     fn root_holding(&self, path: &WinPath) -> Option<super::RootId> {
         self.roots
             .iter()
-            .enumerate()
-            .filter(|(_, r)| path.starts_with(&r.win))
-            .max_by_key(|(_, r)| r.win.names().len())
-            .map(|(i, _)| super::RootId(i))
+            .filter(|r| path.starts_with(&r.win))
+            .max_by_key(|r| r.win.names().len())
+            .map(|r| super::RootId(r.clone()))
     }
 
     pub(super) fn sys_resolve_absolute(&self, absolute: &Path) -> Result<Resolved, Refusal> {

@@ -81,13 +81,15 @@ impl Outcome {
 
 /// The shell's rule for `&&`, `||` and `;`, kept once for both runners:
 /// a step after `&&` runs when the last step that ran succeeded, after `||`
-/// when it failed, after `;` always.
+/// when it failed, after `;` always. (Windows runs a single command.)
+#[cfg(unix)]
 #[derive(Debug, Default)]
 pub struct Sequence {
     previous: Option<Connector>,
     status: i32,
 }
 
+#[cfg(unix)]
 impl Sequence {
     /// Whether `step` runs; asked once for each step, in order.
     pub fn runs(&mut self, step: &Step) -> bool {
@@ -357,6 +359,7 @@ pub fn signal_name(sig: i32) -> String {
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     #[test]
     fn a_sequence_runs_steps_as_a_shell_does() {
         let step = |then| Step {

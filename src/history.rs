@@ -245,20 +245,20 @@ fn undo(args: &UndoArgs, state_dir: Option<&Path>, limits: Limits) -> Result<Str
         format!("cannot undo the edit of {}: {why}", shown.display())
     })?;
     let mut held =
-        hold(&guard, &target).map_err(|e| writing::write_error_message(&target.abs, &e))?;
+        hold(&guard, &target).map_err(|e| writing::write_error_message(target.abs(), &e))?;
     let what = edit_named(&entry);
     match journal::undo_held(journal, &guard, &target, &mut held, &entry, args.force) {
         Ok(Undone::Restored(_)) => Ok(format!(
             "Undid {what} ({}) of {}: it holds what it held before that edit.\n",
             entry.short_id(),
-            target.abs
+            target.abs()
         )),
         Ok(Undone::Removed) => Ok(format!(
             "Undid {what} ({}) of {}: that edit created the file, so it was removed.\n",
             entry.short_id(),
-            target.abs
+            target.abs()
         )),
-        Err(e) => Err(refusal_text(&target.abs, &entry.path, &what, &entry, e)),
+        Err(e) => Err(refusal_text(target.abs(), &entry.path, &what, &entry, e)),
     }
 }
 

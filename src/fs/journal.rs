@@ -1199,7 +1199,7 @@ pub fn undo_held(
 ) -> Result<Undone, UndoError> {
     use crate::fs::writing;
     // The name the edit wrote, not a link that leads elsewhere now.
-    let rel = target.resolved.real().strip_prefix(journal.root()).ok();
+    let rel = target.resolved().real().strip_prefix(journal.root()).ok();
     if rel.and_then(relative_text).as_deref() != Some(entry.path.as_str()) {
         return Err(UndoError::Moved);
     }

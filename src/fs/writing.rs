@@ -26,15 +26,26 @@ use crate::text::exact::{DecodeError, TextFile};
 /// Largest file the write tools read back for editing or diffing.
 pub const MAX_EDIT_BYTES: u64 = 64 * 1024 * 1024;
 
-/// A write target that passed the guard and the `.git` rule.
+/// A write target that passed the guard and the `.git` rule. Only
+/// [`target`] and its kin make one: the fields are private.
 #[derive(Debug, Clone)]
 pub struct Target {
-    pub resolved: Resolved,
+    resolved: Resolved,
     /// The absolute path as messages show it.
-    pub abs: String,
+    abs: String,
 }
 
 impl Target {
+    /// The path as the guard resolved it.
+    pub fn resolved(&self) -> &Resolved {
+        &self.resolved
+    }
+
+    /// The absolute path as messages show it.
+    pub fn abs(&self) -> &str {
+        &self.abs
+    }
+
     /// Size of the file being replaced (0 for a new file): what reading it
     /// back costs.
     pub fn existing_size(&self) -> u64 {

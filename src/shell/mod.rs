@@ -66,30 +66,45 @@ pub const SYSTEM_PATH: &[&str] = &[
     "/bin",
 ];
 
-/// What runs for one command line, once checked.
+/// What runs for one command line, once checked. Only the planner
+/// ([`Shell::plan_approved`]) makes one, and [`Shell::run`] runs only what
+/// it made: the fields are private.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    pub steps: Vec<Step>,
+    steps: Vec<Step>,
     /// The repositories git stages run in; their configuration is asked of
     /// git and checked before anything runs.
-    pub git_pins: Vec<Pin>,
+    git_pins: Vec<Pin>,
     /// Glob matches left out because they lead outside the roots.
-    pub left_out: usize,
+    left_out: usize,
     /// The line runs git beside other programs (or `git config` beside
     /// other git commands), so it runs with nothing writable: no stage can
     /// change the configuration git reads after it was checked.
-    pub writes_nothing: bool,
+    writes_nothing: bool,
     /// The paths each writing git stage names, checked again once the line
     /// holds the write gate: another call may have changed what they lead to
     /// while this one waited (a new link into `.git`).
-    pub git_written_paths: Vec<(Pin, Vec<PathBuf>)>,
+    git_written_paths: Vec<(Pin, Vec<PathBuf>)>,
     /// In read-only mode, the user chose to run this line once with the
     /// roots writable (still in the sandbox, with the check of what it left
     /// behind).
-    pub writable_once: bool,
+    writable_once: bool,
 }
 
 impl Plan {
+    /// A plan that runs nothing, with these notes (tests of the answer).
+    #[cfg(test)]
+    pub fn with_notes(left_out: usize, writes_nothing: bool) -> Plan {
+        Plan {
+            steps: Vec::new(),
+            git_pins: Vec::new(),
+            left_out,
+            writes_nothing,
+            git_written_paths: Vec::new(),
+            writable_once: false,
+        }
+    }
+
     /// Notes for the answer, after its status line.
     pub fn notes(&self, mode: BashMode) -> Vec<String> {
         let mut notes = Vec::new();
@@ -632,7 +647,7 @@ impl Shell {
 
     /// Parses, expands and checks `command` into the steps to run.
     pub fn plan(&self, command: &str, guard: &Guard, deadline: Instant) -> Result<Plan, Refusal> {
-        self.plan_approved(command, guard, deadline, &[])
+        self.plan_approved(command, guard, deadline, &[], false)
     }
 
     /// [`Shell::plan`], with the session's approvals and `once` (commands
@@ -646,7 +661,10 @@ impl Shell {
         guard: &Guard,
         deadline: Instant,
         once: &[Vec<String>],
+        writable_once: bool,
     ) -> Result<Plan, Refusal> {
+        // Only read-only mode has roots to make writable for one call.
+        let writable_once = writable_once && self.config.mode == BashMode::ReadOnly;
         if command.len() > MAX_COMMAND_BYTES {
             return Err(Refusal::new(
                 format!("{}...", command.chars().take(40).collect::<String>()),
@@ -670,7 +688,7 @@ impl Shell {
                 left_out: 0,
                 writes_nothing: false,
                 git_written_paths: Vec::new(),
-                writable_once: false,
+                writable_once,
             });
         }
         let line = parse::parse(command)?;
@@ -808,7 +826,7 @@ impl Shell {
             left_out: expander.left_out,
             writes_nothing,
             git_written_paths,
-            writable_once: false,
+            writable_once,
         })
     }
 
@@ -1051,11 +1069,14 @@ mod tests {
         std::fs::write(dir.path().join("a1"), "a").unwrap();
         let (sh, guard) = shell(BashMode::ReadOnly, dir.path());
         let once = [words("touch a1")];
-        assert!(sh.plan_approved("touch a*", &guard, soon(), &once).is_ok());
+        assert!(
+            sh.plan_approved("touch a*", &guard, soon(), &once, false)
+                .is_ok()
+        );
         // A glob that matches more than the user saw is asked anew.
         std::fs::write(dir.path().join("a2"), "a").unwrap();
         let refusal = sh
-            .plan_approved("touch a*", &guard, soon(), &once)
+            .plan_approved("touch a*", &guard, soon(), &once, false)
             .unwrap_err();
         assert_eq!(refusal.asks[0].argv, words("touch a1 a2"));
         assert!(sh.plan("touch a1", &guard, soon()).is_err());
@@ -1104,7 +1125,7 @@ mod tests {
         assert!(sh.plan("nice make build", &guard, soon()).is_ok());
         let once = [words("env make deploy")];
         assert!(
-            sh.plan_approved("env make deploy", &guard, soon(), &once)
+            sh.plan_approved("env make deploy", &guard, soon(), &once, false)
                 .is_err()
         );
     }

@@ -74,7 +74,7 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let mut writable_once = false;
     let mut asked = 0;
     let mut approval_note: Option<String> = None;
-    let (turn, mut plan) = loop {
+    let (turn, plan) = loop {
         let turn = match shell.take_turn(deadline, &ctx.cancel).await {
             Ok(turn) => turn,
             Err(ended) => {
@@ -82,7 +82,7 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
                 return super::text(format_outcome(&ran.outcome, &[], &fresh_boundary()));
             }
         };
-        let refusal = match plan_line(&ctx, &command, deadline, &once).await? {
+        let refusal = match plan_line(&ctx, &command, deadline, &once, writable_once).await? {
             Ok(plan) => break (turn, plan),
             Err(refusal) => refusal,
         };
@@ -168,7 +168,6 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
         started = std::time::Instant::now();
         deadline = started + limit;
     };
-    plan.writable_once = writable_once && shell.mode() == crate::config::BashMode::ReadOnly;
     let live = std::sync::Arc::new(LiveOutput::default());
     let reporter = ctx
         .progress
@@ -216,17 +215,18 @@ async fn plan_line(
     command: &str,
     deadline: std::time::Instant,
     once: &[Vec<String>],
+    writable_once: bool,
 ) -> Result<Result<Plan, Refusal>, ToolError> {
     let state = &ctx.state;
     let shell = state.shell.as_ref().expect("bash is on");
     if command.len() <= 4096 && !command.contains(['*', '?', '[']) {
-        return Ok(shell.plan_approved(command, &state.guard, deadline, once));
+        return Ok(shell.plan_approved(command, &state.guard, deadline, once, writable_once));
     }
     let planning = ctx.state.clone();
     let (command, once) = (command.to_string(), once.to_vec());
     tokio::task::spawn_blocking(move || {
         let shell = planning.shell.as_ref().expect("bash is on");
-        shell.plan_approved(&command, &planning.guard, deadline, &once)
+        shell.plan_approved(&command, &planning.guard, deadline, &once, writable_once)
     })
     .await
     .map_err(|e| ToolError(format!("planning the command failed: {e}")))
@@ -610,14 +610,7 @@ mod tests {
             fmt(outcome("", "", Ending::Cancelled)),
             "[killed: cancelled]"
         );
-        let plan = crate::shell::Plan {
-            steps: Vec::new(),
-            git_pins: Vec::new(),
-            left_out: 2,
-            writes_nothing: true,
-            git_written_paths: Vec::new(),
-            writable_once: false,
-        };
+        let plan = crate::shell::Plan::with_notes(2, true);
         assert_eq!(
             format_outcome(
                 &outcome("", "", Ending::Exited(0)),

@@ -195,7 +195,7 @@ fn replace(
         Outcome::Changed(_) => {
             tracing::debug!(
                 "{} changed on disk during an edit; editing again",
-                target.abs
+                target.abs()
             );
         }
     }
@@ -214,7 +214,7 @@ fn attempt(
     holding: &mut Holding,
 ) -> Result<Outcome, ToolError> {
     let guard = &state.guard;
-    let abs = target.abs.clone();
+    let abs = target.abs().to_string();
     let held = &mut holding.held;
     let committed =
         |bytes: &[u8], held: &mut writing::Held| match commit(guard, target, bytes, held) {
@@ -269,7 +269,7 @@ fn attempt(
             ));
         }
     };
-    let rel = guard.relative_display(target.resolved.display());
+    let rel = guard.relative_display(target.resolved().display());
     let diff = diff::unified(&file.text, &edited.text, &rel);
     let bytes = exact::encode_cow(&edited.text, file.encoding);
     // Decoding was exact, so encoding the text again gives the file's bytes.

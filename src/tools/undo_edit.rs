@@ -72,8 +72,8 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
 }
 
 fn undo(state: &Arc<State>, target: Target, mut holding: Holding) -> ToolResult {
-    let abs = &target.abs;
-    let real = target.resolved.real();
+    let abs = target.abs();
+    let real = target.resolved().real();
     let (root, rel) = root_and_rel(state, real)
         .ok_or_else(|| ToolError(format!("Nothing to undo for {abs}: it is in no root.")))?;
     let journal = state.journal.of_root(root).map_err(|why| {
@@ -101,7 +101,7 @@ fn undo(state: &Arc<State>, target: Target, mut holding: Holding) -> ToolResult 
     ) {
         Ok(Undone::Restored(metadata)) => {
             state.seen.wrote(
-                target.resolved.display(),
+                target.resolved().display(),
                 real,
                 FileVersion::of(&metadata),
                 entry.before.clone(),
@@ -134,7 +134,7 @@ fn restored_diff(state: &State, journal: &RootJournal, entry: &Entry, target: &T
     let (Ok(after), Ok(before)) = (journal.content(&entry.after), journal.content(before)) else {
         return String::new();
     };
-    let rel = state.guard.relative_display(target.resolved.display());
+    let rel = state.guard.relative_display(target.resolved().display());
     let unified = diff::unified(
         &String::from_utf8_lossy(&after),
         &String::from_utf8_lossy(&before),
@@ -181,6 +181,6 @@ pub fn refusal_text(shown: &str, rel: &str, what: &str, entry: &Entry, e: UndoEr
 }
 
 fn refusal(state: &State, target: &Target, what: &str, entry: &Entry, e: UndoError) -> String {
-    let rel = state.guard.relative_display(target.resolved.display());
-    refusal_text(&target.abs, &rel, what, entry, e)
+    let rel = state.guard.relative_display(target.resolved().display());
+    refusal_text(target.abs(), &rel, what, entry, e)
 }

@@ -88,7 +88,7 @@ fn write_file(
         let note = journal_after(state, &target, recorded, &written);
         return super::text(format!(
             "Successfully created and wrote to new file: {}.{note}",
-            target.abs
+            target.abs()
         ));
     };
     if let Some(unseen) = unseen_change(state, &target, &existing.metadata) {
@@ -103,14 +103,14 @@ fn write_file(
                 "the path leads to another file than when this session last read or wrote it \
                  ({}, where it led to {}), so this content was meant for another file. Nothing \
                  was written.",
-                target.resolved.real().display(),
+                target.resolved().real().display(),
                 was.display()
             ),
         };
         return Err(format!(
             "Refusing to overwrite {}: {what}\n\nRead the file again, then write it with that \
              change kept.",
-            target.abs
+            target.abs()
         )
         .into());
     }
@@ -130,7 +130,7 @@ fn write_file(
             } else {
                 &params.content
             };
-            let rel = guard.relative_display(target.resolved.display());
+            let rel = guard.relative_display(target.resolved().display());
             let diff = diff::unified(&old.text, content, &rel);
             let unchanged = old.text == content;
             (exact::encode_cow(content, old.encoding), diff, unchanged)
@@ -150,7 +150,7 @@ fn write_file(
     };
     let written = commit(guard, &target, &bytes, held)?;
     let note = journal_after(state, &target, recorded, &written);
-    let mut message = format!("Successfully overwrote file: {}.", target.abs);
+    let mut message = format!("Successfully overwrote file: {}.", target.abs());
     if unchanged {
         message.push_str(" The content is unchanged.");
     } else if !diff.is_empty() {

@@ -91,7 +91,7 @@ pub async fn target_or_ask(
     // approves, and what the write must still reach once approved.
     let real = writing::target_approved(&state.guard, raw)
         .map_err(|e| target_error_message(state, e))?
-        .resolved
+        .resolved()
         .real()
         .to_path_buf();
     let question = Question {
@@ -125,7 +125,7 @@ pub async fn target_or_ask(
         Answer::Chose(choice) if choice == "once" => {
             let target = writing::target_approved(&state.guard, raw)
                 .map_err(|e| target_error_message(state, e))?;
-            if target.resolved.real() != real {
+            if target.resolved().real() != real {
                 return Err(ToolError(format!(
                     "{abs} led to another file once the user approved the write, so nothing \
                      was written."
@@ -166,12 +166,12 @@ pub struct Holding {
 pub async fn hold(state: &State, target: &Target) -> Result<Holding, ToolError> {
     let turn = state
         .locks
-        .lock_for(target.resolved.real())
+        .lock_for(target.resolved().real())
         .lock_owned()
         .await;
     let held = writing::hold(&state.guard, target)
         .await
-        .map_err(|e| ToolError(writing::write_error_message(&target.abs, &e)))?;
+        .map_err(|e| ToolError(writing::write_error_message(target.abs(), &e)))?;
     Ok(Holding { _turn: turn, held })
 }
 
@@ -190,9 +190,9 @@ impl Holding {
                 "Failed to edit {}: it changed on disk while the edit was being written, and \
                  another process is writing it now. Nothing was written by this call; read the \
                  file again and retry.",
-                target.abs
+                target.abs()
             ))),
-            Err(e) => Err(ToolError(writing::write_error_message(&target.abs, &e))),
+            Err(e) => Err(ToolError(writing::write_error_message(target.abs(), &e))),
         }
     }
 }
@@ -201,7 +201,7 @@ impl Holding {
 /// message on failure.
 pub fn read_existing(held: &mut Held, target: &Target) -> Result<Option<Existing>, ToolError> {
     held.read()
-        .map_err(|e| ToolError(writing::write_error_message(&target.abs, &e)))
+        .map_err(|e| ToolError(writing::write_error_message(target.abs(), &e)))
 }
 
 /// Why a commit did not happen.
@@ -228,7 +228,7 @@ pub fn commit(
     held: &mut Held,
 ) -> Result<Metadata, CommitError> {
     writing::commit(guard, target, bytes, held).map_err(|e| {
-        let message = ToolError(writing::write_error_message(&target.abs, &e));
+        let message = ToolError(writing::write_error_message(target.abs(), &e));
         if atomic::is_changed(&e) {
             CommitError::Changed(message)
         } else {
@@ -297,7 +297,7 @@ pub fn root_and_rel<'a>(state: &'a State, real: &Path) -> Option<(&'a Path, Path
 /// The journal for an edit of `target`, whose file is now `now` (None: no
 /// file).
 pub fn journaling<'a>(state: &'a State, target: &Target, now: Option<&Metadata>) -> Journaling<'a> {
-    let real = target.resolved.real();
+    let real = target.resolved().real();
     let Some((root, rel)) = root_and_rel(state, real) else {
         return Journaling {
             journal: Err(NotJournaled("the file is in no root".into())),
@@ -366,12 +366,12 @@ pub fn journal_after(
     recorded: Result<Recorded, NotJournaled>,
     written: &Metadata,
 ) -> String {
-    let real = target.resolved.real();
+    let real = target.resolved().real();
     match recorded {
         Ok(recorded) => {
             let entry = recorded.keep();
             state.seen.wrote(
-                target.resolved.display(),
+                target.resolved().display(),
                 real,
                 FileVersion::of(written),
                 Some(entry.after),
@@ -380,7 +380,7 @@ pub fn journal_after(
         }
         Err(why) => {
             state.seen.wrote(
-                target.resolved.display(),
+                target.resolved().display(),
                 real,
                 FileVersion::of(written),
                 None,
@@ -428,7 +428,7 @@ pub enum Unseen {
 /// its path leads elsewhere now. None when neither, or the session never
 /// saw it.
 pub fn unseen_change(state: &State, target: &Target, now: &Metadata) -> Option<Unseen> {
-    let (named, real) = (target.resolved.display(), target.resolved.real());
+    let (named, real) = (target.resolved().display(), target.resolved().real());
     if let Some(was) = state.seen.led_elsewhere(named, real) {
         return Some(Unseen::Relinked(was));
     }
@@ -441,9 +441,9 @@ pub fn unseen_change(state: &State, target: &Target, now: &Metadata) -> Option<U
 /// What changed in a file since the session saw it: a diff from the
 /// content the session last wrote (the journal holds it), or the sizes.
 pub fn change_since(state: &State, target: &Target, sighting: &Sighting, now: &[u8]) -> String {
-    let rel = state.guard.relative_display(target.resolved.display());
+    let rel = state.guard.relative_display(target.resolved().display());
     let old = sighting.journaled.as_ref().and_then(|version| {
-        let (root, _) = root_and_rel(state, target.resolved.real())?;
+        let (root, _) = root_and_rel(state, target.resolved().real())?;
         state.journal.of_root(root).ok()?.content(version).ok()
     });
     if let Some(old) = old {

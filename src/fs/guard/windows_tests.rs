@@ -489,7 +489,7 @@ fn writes_create_directories_replace_atomically_and_keep_attributes() {
     assert_eq!(fs::read(&path).unwrap(), b"second");
 
     // No temporary file is left, and a failure half-way keeps the old file.
-    let (dir, name) = g.open_parent_dir(&target.resolved, false).unwrap();
+    let (dir, name) = g.open_parent_dir(target.resolved(), false).unwrap();
     let old = fs::File::open(&path).unwrap();
     let previous = atomic::Previous {
         file: Some(&old),

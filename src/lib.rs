@@ -25,9 +25,9 @@ pub use mcp::server::RootboundServer;
 pub use mcp::transport::StdioTransport;
 pub use setup::run_setup;
 pub use shell::sandbox::SUPERVISOR_ARG;
-#[cfg(unix)]
-pub use shell::sandbox::close_on_exec_from;
 pub use shell::sandbox::run_supervisor;
+#[cfg(unix)]
+pub use shell::sandbox::{close_on_exec_from, take_back_child_signals};
 pub use tools::{Registry, State};
 
 /// For the `cargo fuzz` target in `fuzz/`: plans a bash line and panics

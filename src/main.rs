@@ -14,6 +14,8 @@ use rootbound::{
 };
 
 fn main() -> ExitCode {
+    #[cfg(unix)]
+    rootbound::take_back_child_signals();
     // A bash call's supervisor is this binary started again; it must not
     // parse options, log or start a runtime.
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -7,7 +7,9 @@
 //! directory left.
 //!
 //! A property whose kernel mechanism is missing is skipped with the reason
-//! printed; `rootbound sandbox` shows the same table.
+//! printed; `rootbound sandbox` shows the same table. A skip fails instead
+//! when the kernel, asked here without the server's probe, does offer the
+//! mechanism, and always in CI (`ROOTBOUND_NO_SKIPS`).
 // Builds Unix trees (symlinks, FIFOs, modes) or runs Unix programs; the
 // Windows build is checked by the unit tests and the smoke test under Wine
 // (.ci/cross.sh).
@@ -44,8 +46,90 @@ fn has(layer: &str) -> bool {
     }
 }
 
-fn skip(test: &str, why: &str) {
+/// Whether this kernel offers `layer`, found out here without the
+/// server's probe: if the probe and the kernel disagree, a test would skip
+/// what it should test.
+fn kernel_offers(layer: &str) -> bool {
+    use std::os::unix::process::CommandExt;
+    // A namespace is tried in a child of its own: a threaded test process
+    // cannot enter a new user namespace.
+    let unshare = |flags: libc::c_int| {
+        let mut command = std::process::Command::new("/bin/true");
+        // SAFETY: unshare with integer flags, in the child before exec.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::unshare(flags) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+        command.status().is_ok_and(|s| s.success())
+    };
+    // SAFETY: geteuid has no arguments.
+    let root = unsafe { libc::geteuid() } == 0;
+    let user = if root { 0 } else { libc::CLONE_NEWUSER };
+    match layer {
+        // SAFETY: the version query of landlock_create_ruleset.
+        "landlock" => unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<u8>(),
+                0usize,
+                1u32,
+            ) >= 1
+        },
+        // With filters built in, a null filter is refused as a bad address.
+        "seccomp" => {
+            // SAFETY: PR_SET_SECCOMP with a null program fails before it
+            // installs anything.
+            let r = unsafe { libc::prctl(libc::PR_SET_SECCOMP, 2, 0, 0, 0) };
+            r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EFAULT)
+        }
+        "user_ns" => unshare(libc::CLONE_NEWUSER),
+        "mount_ns" => unshare(user | libc::CLONE_NEWNS),
+        "pid_ns" => unshare(user | libc::CLONE_NEWPID),
+        // A PID namespace's own pid_max came with Linux 6.14.
+        "pid_max" => {
+            let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+            let mut parts = release
+                .trim()
+                .split(['.', '-'])
+                .map(|p| p.parse::<u32>().unwrap_or(0));
+            let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+            (major, minor) >= (6, 14)
+        }
+        other => panic!("no independent check for layer {other}"),
+    }
+}
+
+/// A test that cannot run here because the server's probe did not find
+/// all of `layers`. It fails instead of passing when the kernel does offer
+/// them all (the probe would be wrong, and the test skipped for nothing),
+/// and when skips are failures (`.ci/run` sets ROOTBOUND_NO_SKIPS: a test
+/// that passes because the kernel lacked something is a skip).
+fn skip(test: &str, layers: &[&str], why: &str) {
+    assert!(
+        !layers.iter().all(|layer| kernel_offers(layer)),
+        "{test}: this kernel offers {layers:?}, but the server's probe says it does not ({why})"
+    );
+    assert!(
+        std::env::var_os("ROOTBOUND_NO_SKIPS").is_none(),
+        "{test} cannot run here ({why}), and a skip is a failure in CI"
+    );
     eprintln!("SKIPPED {test}: {why}");
+}
+
+/// The server's probe and this file's own look at the kernel agree on
+/// every layer, so no test skips what this kernel could have tested.
+#[test]
+fn the_servers_probe_sees_every_layer_this_kernel_offers() {
+    for layer in [
+        "landlock", "seccomp", "user_ns", "mount_ns", "pid_ns", "pid_max",
+    ] {
+        assert_eq!(has(layer), kernel_offers(layer), "{layer}: {}", layers());
+    }
 }
 
 /// `<tmp>/root` is the root, `<tmp>/outside` is not, `<tmp>/tmp` is the
@@ -72,7 +156,23 @@ impl Layout {
         self.tmp.path.join("tmp")
     }
     async fn server(&self, extra: &[&str]) -> Server {
+        self.server_started_with(extra, false).await
+    }
+
+    /// `ignoring_children`: the server starts with SIGCHLD ignored, as a
+    /// client's `trap '' CHLD` would leave it (an ignored signal survives
+    /// exec).
+    async fn server_started_with(&self, extra: &[&str], ignoring_children: bool) -> Server {
         let mut cmd = tokio::process::Command::new(common::BIN);
+        if ignoring_children {
+            // SAFETY: sets one signal's disposition in the child before exec.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::signal(libc::SIGCHLD, libc::SIG_IGN);
+                    Ok(())
+                });
+            }
+        }
         cmd.arg("--root")
             .arg(self.root())
             .args(["--bash-mode", "workspace-write"])
@@ -295,7 +395,11 @@ async fn the_hosts_devices_keep_their_metadata() {
 #[test]
 fn read_only_confinement_changes_nothing_even_inside() {
     if !has("landlock") {
-        return skip("read_only_confinement", "no Landlock on this kernel");
+        return skip(
+            "read_only_confinement",
+            &["landlock"],
+            "no Landlock on this kernel",
+        );
     }
     let l = Layout::new();
     let file = l.root().join("inside.txt");
@@ -321,7 +425,11 @@ fn read_only_confinement_changes_nothing_even_inside() {
 #[tokio::test]
 async fn no_network_of_any_family() {
     if !has("seccomp") {
-        return skip("no_network_of_any_family", "seccomp is not available");
+        return skip(
+            "no_network_of_any_family",
+            &["seccomp"],
+            "seccomp is not available",
+        );
     }
     let l = Layout::new();
     let server = l.server(&[]).await;
@@ -486,6 +594,7 @@ async fn processes_per_call_are_bounded() {
     if !(has("pid_max") || has("user_ns") && !has("root")) {
         return skip(
             "processes_per_call_are_bounded",
+            &["pid_max"],
             "neither a PID namespace pid_max (Linux 6.14+) nor a user namespace",
         );
     }
@@ -574,6 +683,7 @@ async fn system_secrets_are_unreadable_even_as_root() {
     if !has("landlock") {
         return skip(
             "system_secrets_are_unreadable",
+            &["landlock"],
             "no Landlock on this kernel",
         );
     }
@@ -603,7 +713,11 @@ async fn system_secrets_are_unreadable_even_as_root() {
 #[tokio::test]
 async fn outside_paths_do_not_exist_inside_a_call() {
     if !has("mount_ns") {
-        return skip("outside_paths_do_not_exist", "no mount namespace");
+        return skip(
+            "outside_paths_do_not_exist",
+            &["mount_ns"],
+            "no mount namespace",
+        );
     }
     let l = Layout::new();
     std::os::unix::fs::symlink(l.outside(), l.root().join("out")).unwrap();
@@ -657,7 +771,11 @@ async fn outside_paths_do_not_exist_inside_a_call() {
 #[tokio::test]
 async fn a_nested_roots_way_swapped_for_a_link_brings_nothing_from_outside() {
     if !has("mount_ns") {
-        return skip("a_nested_roots_way_swapped", "no mount namespace");
+        return skip(
+            "a_nested_roots_way_swapped",
+            &["mount_ns"],
+            "no mount namespace",
+        );
     }
     let tmp = Scratch::new();
     let root = tmp.dir("d/r");
@@ -737,7 +855,7 @@ async fn nested_roots_server(root: &Path, nested: &Path) -> Server {
 #[tokio::test]
 async fn a_nested_roots_way_swapped_while_the_view_is_built_once_grants_nothing_outside() {
     if !has("mount_ns") {
-        return skip("swapped_template", "no mount namespace");
+        return skip("swapped_template", &["mount_ns"], "no mount namespace");
     }
     let tmp = Scratch::new();
     let root = tmp.dir("d/r");
@@ -969,7 +1087,11 @@ fn assert_heard_nothing(listener: &std::os::unix::net::UnixDatagram, call: &Bash
 #[tokio::test]
 async fn no_datagram_reaches_an_outside_unix_socket_and_no_abstract_name_is_bound() {
     if !has("seccomp") {
-        return skip("no_datagram_reaches", "seccomp is not available");
+        return skip(
+            "no_datagram_reaches",
+            &["seccomp"],
+            "seccomp is not available",
+        );
     }
     let l = Layout::new();
     let path = l.outside().join("dgram.sock");
@@ -1024,7 +1146,11 @@ async fn ipc_objects_are_not_shared_with_the_host() {
 #[tokio::test]
 async fn no_inotify_no_leases_and_no_setid_files() {
     if !has("seccomp") {
-        return skip("no_inotify_no_leases", "seccomp is not available");
+        return skip(
+            "no_inotify_no_leases",
+            &["seccomp"],
+            "seccomp is not available",
+        );
     }
     let l = Layout::new();
     let lease_target = l.outside().join("victim.txt");
@@ -1051,7 +1177,11 @@ async fn no_inotify_no_leases_and_no_setid_files() {
 #[tokio::test]
 async fn host_processes_and_home_directories_cannot_be_looked_up() {
     if !has("mount_ns") || !has("pid_ns") {
-        return skip("host_processes_and_home", "no mount or PID namespace");
+        return skip(
+            "host_processes_and_home",
+            &["mount_ns", "pid_ns"],
+            "no mount or PID namespace",
+        );
     }
     let l = Layout::new();
     let server = l.server(&[]).await;
@@ -1125,7 +1255,11 @@ fn an_unprivileged_server_removes_a_temporary_directory_made_unwritable() {
 #[tokio::test]
 async fn no_socket_pair_type_can_aim_a_datagram_outside() {
     if !has("seccomp") {
-        return skip("no_socket_pair_type", "seccomp is not available");
+        return skip(
+            "no_socket_pair_type",
+            &["seccomp"],
+            "seccomp is not available",
+        );
     }
     let l = Layout::new();
     let path = l.outside().join("pairs.sock");
@@ -1277,7 +1411,11 @@ async fn cancellations_at_any_moment_leave_the_time_limit_working() {
 #[tokio::test]
 async fn unreviewed_new_system_calls_are_absent() {
     if !has("seccomp") {
-        return skip("unreviewed_new_system_calls", "seccomp is not available");
+        return skip(
+            "unreviewed_new_system_calls",
+            &["seccomp"],
+            "seccomp is not available",
+        );
     }
     let l = Layout::new();
     let server = l.server(&[]).await;
@@ -1389,7 +1527,7 @@ async fn a_calls_processes_hold_no_capability_and_can_gain_none() {
 #[tokio::test]
 async fn no_memfd_and_no_autobound_abstract_names() {
     if !has("seccomp") {
-        return skip("no_memfd", "seccomp is not available");
+        return skip("no_memfd", &["seccomp"], "seccomp is not available");
     }
     let l = Layout::new();
     let server = l.server(&[]).await;
@@ -1491,6 +1629,7 @@ async fn the_temporary_directory_is_bounded_in_files() {
     if !has("mount_ns") {
         return skip(
             "the_temporary_directory_is_bounded_in_files",
+            &["mount_ns"],
             "no mount namespace",
         );
     }
@@ -1534,6 +1673,46 @@ async fn commands_start_with_default_signal_handling() {
     assert_eq!(a.status, "[killed by signal SIGTERM]", "{a:?}");
 }
 
+/// A server started with SIGCHLD ignored takes the default back: the
+/// kernel would otherwise reap every child at once, the sandbox's probe
+/// would not finish, and calls would run without their namespaces and
+/// filter until their time limit.
+#[tokio::test]
+async fn a_server_started_with_child_signals_ignored_still_confines_and_ends_calls() {
+    let l = Layout::new();
+    let server = l.server_started_with(&[], true).await;
+    let started = Instant::now();
+    let a = sh(&server, "echo quick; bash -c 'echo pid $$'").await;
+    assert_eq!(a.status, "[exit code: 0]", "{a:?}");
+    // In the call's own PID namespace a shell's pid is small.
+    let pid: u32 = a
+        .stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("pid "))
+        .and_then(|pid| pid.parse().ok())
+        .unwrap_or_else(|| panic!("{a:?}"));
+    assert!(a.stdout.starts_with("quick\n") && pid < 100, "{a:?}");
+    assert!(started.elapsed() < Duration::from_secs(5), "{a:?}");
+    let probe = std::process::Command::new(common::BIN)
+        .arg("sandbox")
+        .output()
+        .unwrap();
+    let mut ignoring = std::process::Command::new(common::BIN);
+    ignoring.arg("sandbox");
+    // SAFETY: sets one signal's disposition in the child before exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut ignoring, || {
+            libc::signal(libc::SIGCHLD, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let ignoring = ignoring.output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&ignoring.stdout),
+        String::from_utf8_lossy(&probe.stdout)
+    );
+}
+
 /// Each call's file system view is a copy of one the fork server built
 /// once; a root replaced by another directory of the same name while the
 /// server runs makes it build the view again, so the next call never
@@ -1546,6 +1725,7 @@ async fn a_root_replaced_while_the_server_runs_is_never_the_old_one_nor_granted(
     if !has("mount_ns") {
         skip(
             "root_replaced",
+            &["mount_ns"],
             "no mount namespace: calls see the host's tree",
         );
         return;

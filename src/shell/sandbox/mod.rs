@@ -72,6 +72,19 @@ pub struct Protect {
 /// The argument that makes the binary a supervisor instead of a server.
 pub const SUPERVISOR_ARG: &str = "__rootbound-sandbox-supervisor";
 
+/// Takes back the default action for SIGCHLD. A client (or a shell's
+/// `trap '' CHLD`) may start the server with it ignored, and an ignored
+/// SIGCHLD survives exec: the kernel then reaps every child at once, so no
+/// wait for the sandbox's probe, a supervisor or a command ever sees it
+/// end. The probe failed, calls ran without their namespaces and filter,
+/// and each lasted until its time limit. Called first thing by the server
+/// and by every process it starts from its own binary.
+#[cfg(unix)]
+pub fn take_back_child_signals() {
+    // SAFETY: sets one signal's disposition; no handler is installed.
+    unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
+}
+
 /// Marks every descriptor from `first` up close-on-exec. A client may
 /// start the server with descriptors open that it forgot to close (a log
 /// file, a socket, a pipe); they point outside every root, so no command may

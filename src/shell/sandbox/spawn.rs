@@ -166,7 +166,9 @@ struct Shared<'a> {
 }
 
 /// Starts the command and returns its pid once it has executed the program,
-/// or the error that kept it from doing so (the child is then reaped).
+/// or the error that kept it from doing so (the child is then reaped):
+/// NotFound with no message when no file by the name exists, with one when
+/// the file exists but what it needs to run does not.
 /// The descriptors in `exec` stay open in this process until it is dropped.
 pub fn spawn(exec: &Exec) -> std::io::Result<libc::pid_t> {
     if exec.candidates.is_empty() {
@@ -226,6 +228,15 @@ pub fn spawn(exec: &Exec) -> std::io::Result<libc::pid_t> {
             // SAFETY: reaps the child that failed before exec (it has exited:
             // CLONE_VFORK returned).
             unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+            // The program was there, yet exec found nothing: what is missing
+            // is what it names, not the program.
+            if errno == libc::ENOENT {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "the program is there, but the interpreter its #! line names (or a \
+                     library it needs) is not, in the sandbox",
+                ));
+            }
             Err(std::io::Error::from_raw_os_error(errno))
         }
     }
@@ -384,6 +395,15 @@ mod tests {
         let both = format!("{path}:{}", later.path().display());
         let (code, out) = run(&["plain"], &[("PATH", &both)], dir.path()).unwrap();
         assert_eq!((code, out.as_str()), (0, "later\n"));
+        // A program that is there but names an interpreter that is not is
+        // told apart from a missing program.
+        let orphan = dir.path().join("orphan");
+        std::fs::write(&orphan, "#!/no/such/interpreter\n").unwrap();
+        std::fs::set_permissions(&orphan, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let lost = run(&["orphan"], &[("PATH", &path)], dir.path()).unwrap_err();
+        assert_eq!(lost.kind(), std::io::ErrorKind::NotFound);
+        assert!(lost.to_string().contains("interpreter"), "{lost}");
+        assert!(missing.get_ref().is_none(), "{missing}");
     }
 
     #[test]

@@ -758,9 +758,12 @@ impl Confined {
                 stderr.stream(),
             ],
             // Each pipeline is a process group of its own (led by its first
-            // command), as a shell makes it: `kill -TERM 0` reaches the
-            // pipeline, never the supervisor, which takes SIGTERM as the
-            // server's order to stop.
+            // command), as a shell makes it: `kill -TERM 0` never reaches the
+            // supervisor, which takes SIGTERM as the server's order to stop.
+            // (Each command restricts itself with Landlock, so each is a
+            // Landlock domain of its own: where Landlock scopes signals
+            // (ABI 6), one command cannot signal another of its pipeline.
+            // A full shell's commands, all forked by bash, can.)
             group,
             self.limits,
             self.rules.as_ref().map(landlock::Rules::raw_fd),
@@ -776,6 +779,8 @@ impl Confined {
 
 fn spawn_error(e: &std::io::Error) -> String {
     match e.kind() {
+        // The program is there; what it needs is not (spawn's own words).
+        std::io::ErrorKind::NotFound if e.get_ref().is_some() => e.to_string(),
         std::io::ErrorKind::NotFound => {
             "command not found on the sandbox's PATH (the system's directories, the \
             toolchains found at start: see `rootbound sandbox`, and --bash-path); if it is \

@@ -1,9 +1,10 @@
 //! Tidy checks on the source itself, in the style of rust-analyzer's
 //! `tidy.rs`: rules the compiler cannot keep, checked by reading `src/`.
 //!
-//! Two rules. Only the command-line front end prints to stdout, which is
-//! otherwise the protocol. And only the guard layer (`src/fs/`) touches the
-//! file system.
+//! Three rules. Only the command-line front end prints to stdout, which is
+//! otherwise the protocol. A layer uses only the layers before it
+//! (ARCHITECTURE.md). And only the guard layer (`src/fs/`) touches the file
+//! system.
 //! Everything else gets files from the guard (`Guard::open_read`,
 //! `open_walked`, `read_dir`, `read_own_file`), which refuses symlinks that
 //! leave the roots, FIFOs and devices. A direct `std::fs` call anywhere else
@@ -92,6 +93,227 @@ fn lines_breaking(
         }
     }
     violations
+}
+
+/// The layers, in order: each may use those before it, never one after
+/// it (ARCHITECTURE.md). A top-level file is a layer of its own name; the
+/// front ends sit on top.
+const LAYERS: &[&[&str]] = &[
+    &["text"],
+    &["fs"],
+    &["discovery"],
+    &["shell"],
+    &["config"],
+    &["tools"],
+    &["mcp"],
+    &["cli", "history", "setup", "lib", "main"],
+];
+
+/// The layer a file of `src/` belongs to (its first path component, less
+/// `.rs`), and that layer's place in [`LAYERS`].
+fn layer_of(rel: &str) -> Option<(&str, usize)> {
+    let first = rel.strip_prefix("src/")?.split('/').next()?;
+    let name = first.strip_suffix(".rs").unwrap_or(first);
+    LAYERS
+        .iter()
+        .position(|names| names.contains(&name))
+        .map(|rank| (name, rank))
+}
+
+/// The layers a line names through `crate::` (each `crate::name`, and each
+/// name of a `crate::{a, b::c}` group).
+fn crate_paths(line: &str) -> Vec<&str> {
+    let mut names = Vec::new();
+    for (at, _) in line.match_indices("crate::") {
+        let rest = &line[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let group = group.split('}').next().unwrap_or("");
+            names.extend(
+                group
+                    .split(',')
+                    .map(|item| item.trim().split("::").next().unwrap_or("").trim())
+                    .filter(|n| !n.is_empty()),
+            );
+        } else {
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            names.push(&rest[..end]);
+        }
+    }
+    names
+}
+
+/// What in `line`, of a file of layer `rank`, reaches a later layer.
+fn reaches_up(rank: usize, line: &str) -> Option<String> {
+    let later: Vec<&str> = crate_paths(line)
+        .into_iter()
+        .filter(|name| {
+            LAYERS
+                .iter()
+                .position(|names| names.contains(name))
+                .is_some_and(|used| used > rank)
+        })
+        .collect();
+    (!later.is_empty()).then(|| format!("uses {} from: {}", later.join(", "), line.trim()))
+}
+
+#[test]
+fn a_layer_uses_only_the_layers_before_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut violations = Vec::new();
+    for file in rust_files(&root.join("src")) {
+        let rel = file
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let (_, rank) = layer_of(&rel).unwrap_or_else(|| panic!("{rel} is in no layer of LAYERS"));
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (number, line) in non_test_code(&rel, &text) {
+            if let Some(what) = reaches_up(rank, line) {
+                violations.push(format!("{rel}:{number}: {what}"));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "a layer reaches a later one (the order is in tests/tidy.rs and ARCHITECTURE.md):\n{}",
+        violations.join("\n")
+    );
+}
+
+/// The layer check itself: a planted back-edge is found, in either form of
+/// a path, and a use of an earlier layer or of the same one is not.
+#[test]
+fn the_layer_check_finds_a_planted_back_edge() {
+    let (_, fs) = layer_of("src/fs/guard.rs").unwrap();
+    let (_, tools) = layer_of("src/tools/bash.rs").unwrap();
+    assert_eq!(layer_of("src/config.rs").map(|(n, _)| n), Some("config"));
+    assert!(reaches_up(fs, "use crate::tools::State;").is_some());
+    assert!(reaches_up(fs, "use crate::{text::names, mcp::server};").is_some());
+    assert!(reaches_up(fs, "    let x = crate::shell::Shell::new();").is_some());
+    assert!(reaches_up(fs, "use crate::text::names::escaped;").is_none());
+    assert!(reaches_up(fs, "use crate::fs::guard::Guard;").is_none());
+    assert!(reaches_up(tools, "use crate::config::Config;").is_none());
+    assert!(reaches_up(tools, "use crate::mcp::server::RootboundServer;").is_some());
+    // A planted back-edge in ordinary code is reported by the same path the
+    // real check takes; one in a comment or a test module is not.
+    let planted = "use crate::text::names;\n\
+                   // crate::mcp is only mentioned here\n\
+                   use crate::mcp::json;\n\
+                   #[cfg(test)]\n\
+                   mod tests { use crate::tools::State; }\n";
+    let found: Vec<usize> = non_test_code("src/fs/x.rs", planted)
+        .filter(|(_, line)| reaches_up(fs, line).is_some())
+        .map(|(number, _)| number)
+        .collect();
+    assert_eq!(found, vec![3]);
+}
+
+/// Within the shell layer, edges that would close a cycle: the runners
+/// (`shell/run/`) use the sandbox, so the sandbox does not use them (what
+/// both need is in `shell/steps.rs`); `git.rs` uses `git_write.rs`'s
+/// tables, so `git_write.rs` does not use `git.rs` (what both need is in
+/// `git_config.rs`).
+const SHELL_BACK_EDGES: &[(&str, &[&str])] = &[
+    (
+        "src/shell/sandbox/",
+        &["shell::run", "super::run", "super::super::run"],
+    ),
+    (
+        "src/shell/policy/git_write.rs",
+        &["super::git::", "policy::git::"],
+    ),
+];
+
+#[test]
+fn no_cycle_between_the_runners_and_the_sandbox_or_the_two_git_tables() {
+    let violations = lines_breaking(
+        |rel| {
+            !SHELL_BACK_EDGES
+                .iter()
+                .any(|(prefix, _)| rel.starts_with(prefix))
+        },
+        |line| {
+            SHELL_BACK_EDGES
+                .iter()
+                .flat_map(|(_, edges)| edges.iter())
+                .find(|edge| line.contains(*edge))
+                .map(|edge| format!("`{edge}` in: {}", line.trim()))
+        },
+    );
+    assert!(
+        violations.is_empty(),
+        "an edge back within the shell layer:\n{}",
+        violations.join("\n")
+    );
+}
+
+/// The tools, one file each in `src/tools/`: none imports another (what
+/// they share lives in `reads.rs`, `writes.rs`, `filters.rs` and the other
+/// shared files); only the registry (`tools/mod.rs`) names them all.
+const TOOLS: &[&str] = &[
+    "bash",
+    "file_read",
+    "glob",
+    "list_directory",
+    "read_file",
+    "read_many_files",
+    "replace",
+    "search_file_content",
+    "undo_edit",
+    "write_file",
+];
+
+/// The other tool that `line`, in the file of tool `tool`, names.
+fn names_another_tool(tool: &str, line: &str) -> Option<String> {
+    TOOLS
+        .iter()
+        .filter(|other| **other != tool)
+        .find(|other| {
+            [format!("super::{other}::"), format!("tools::{other}::")]
+                .iter()
+                .chain([format!("super::{other};"), format!("super::{{{other}")].iter())
+                .any(|path| line.contains(path.as_str()))
+        })
+        .map(|other| format!("imports tool {other}: {}", line.trim()))
+}
+
+#[test]
+fn tools_do_not_import_each_other() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut violations = Vec::new();
+    for tool in TOOLS {
+        let rel = format!("src/tools/{tool}.rs");
+        let text = std::fs::read_to_string(root.join(&rel)).unwrap();
+        for (number, line) in non_test_code(&rel, &text) {
+            if let Some(what) = names_another_tool(tool, line) {
+                violations.push(format!("{rel}:{number}: {what}"));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "a tool imports another (move what they share to a shared file):\n{}",
+        violations.join("\n")
+    );
+}
+
+/// The tool check itself: the import that was moved out (file_read's of
+/// read_file) is found in each spelling; a tool naming itself or a shared
+/// file is not.
+#[test]
+fn the_tool_check_finds_a_tool_importing_another() {
+    for line in [
+        "use super::read_file::{RangeStyle, open_target};",
+        "use crate::tools::read_file::media_block;",
+        "use super::{read_file, CallContext};",
+    ] {
+        assert!(names_another_tool("file_read", line).is_some(), "{line}");
+    }
+    assert!(names_another_tool("read_file", "use super::read_file::x;").is_none());
+    assert!(names_another_tool("file_read", "use super::reads::ReadTarget;").is_none());
 }
 
 /// Where `print!` and `println!` may stand: the command-line front end

@@ -1,7 +1,5 @@
-//! The MCP side: the rmcp handler, the stdio transport, and the parameter
-//! pipeline (schemas, validation, aliases).
+//! The MCP side: the rmcp handler and the stdio transport.
 
 pub mod json;
-pub mod params;
 pub mod server;
 pub mod transport;

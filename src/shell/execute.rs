@@ -13,12 +13,13 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::MAX_READ_BYTES;
-use super::run::{Outcome, Step};
+use super::run::Outcome;
 #[cfg(unix)]
 use super::sandbox;
-use crate::config::BashConfig;
+use super::steps::Step;
+use crate::shell::config::BashConfig;
 #[cfg(unix)]
-use crate::config::BashMode;
+use crate::shell::config::BashMode;
 
 /// One command line (or git's configuration query) to run.
 pub struct Call<'a> {

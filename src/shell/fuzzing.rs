@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use super::expand::{Budget, Expander};
 use super::policy::git::NEUTRALIZE_GLOBAL;
 use super::{MAX_ARGV_BYTES, MAX_WORDS, Shell, parse};
-use crate::config::{BashConfig, BashMode};
 use crate::fs::guard::Guard;
+use crate::shell::config::{BashConfig, BashMode};
 
 struct Fixture {
     root: PathBuf,

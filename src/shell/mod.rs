@@ -11,6 +11,7 @@
 //! `workspace-write` mode a real shell runs the line and only the sandbox
 //! confines it.
 
+pub mod config;
 mod execute;
 pub mod expand;
 pub mod fuzzing;
@@ -20,6 +21,7 @@ pub mod policy;
 pub mod refusal;
 pub mod run;
 pub mod sandbox;
+pub mod steps;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -28,17 +30,18 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{BashConfig, BashMode};
 use crate::fs::guard::{Guard, MAX_PATH_BYTES, Refusal as GuardRefusal};
 #[cfg(unix)]
 use crate::fs::protected::Survey;
 use crate::fs::write_gate::{GitAlone, WriteGate, Writing};
+use crate::shell::config::{BashConfig, BashMode};
 use execute::{Call, Executor};
 use expand::{Budget, Expander};
 use git_repo::Pin;
 use policy::{PathCheck, Policy};
 pub use refusal::Refusal;
-use run::{Outcome, Stage, Step};
+use run::Outcome;
+use steps::{Stage, Step};
 
 /// Output read from a command line at most; past it the commands are killed.
 pub const MAX_READ_BYTES: usize = 1024 * 1024;

@@ -7,10 +7,11 @@ use serde::Deserialize;
 
 use super::ask::{Answer, Cannot, Question};
 use super::{CallContext, ToolError, ToolResult, ToolSpec, parse_args};
-use crate::mcp::params::JsonObject;
-use crate::shell::run::{Ending, HiddenFailure, LiveOutput, Outcome, signal_name};
+use crate::shell::run::{Ending, LiveOutput, Outcome};
+use crate::shell::steps::{HiddenFailure, signal_name};
 use crate::shell::{Plan, Refusal, Shell};
 use crate::text::visible::{quoted, quoted_words};
+use crate::tools::params::JsonObject;
 
 /// Characters of output shown, at most (head and tail kept).
 pub const MAX_SHOWN_CHARS: usize = 10_000;
@@ -729,7 +730,7 @@ mod tests {
 
     #[test]
     fn a_failure_the_pipeline_hides_is_on_the_status_line() {
-        use crate::shell::run::StageStatus;
+        use crate::shell::steps::StageStatus;
         let argv = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
         let mut o = outcome("test result: FAILED\n", "", Ending::Exited(0));
         o.hidden_failures = HiddenFailure::of(&argv(&["cargo", "test"]), StageStatus::Exited(101))

@@ -4,12 +4,12 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::read_file::{RangeStyle, ReadTarget, open_target, read_failure_message};
+use super::reads::{RangeStyle, ReadTarget, open_target, read_failure_message};
 use super::{CallContext, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::fs::reading::{self, Body};
-use crate::mcp::params::JsonObject;
 use crate::text::budget::{AnswerBudget, client_len};
 use crate::text::lines::LineRange;
+use crate::tools::params::JsonObject;
 
 /// Header and numbered lines are capped at this many characters.
 pub const MAX_OUTPUT_CHARS: usize = 15_000;

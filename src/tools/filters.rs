@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::mcp::params::Alias;
+use crate::tools::params::Alias;
 
 /// Gemini CLI's nested form of the ignore switches (schema only: the
 /// aliases fold its fields into the flat switches).

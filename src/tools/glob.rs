@@ -13,9 +13,9 @@ use super::filters::{DIR_AND_FILTERS, IgnoreSwitches, NestedSwitches};
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, cancellable, parse_args};
 use crate::discovery::walk::{self, TOO_DEEP_NOTE, Walk, WalkOptions};
 use crate::fs::guard::Guard;
-use crate::mcp::params::JsonObject;
 use crate::text::budget::{AnswerBudget, Listing};
 use crate::text::names::{Escaped, escape_name};
+use crate::tools::params::JsonObject;
 
 /// Most paths listed.
 pub const MAX_RESULTS: usize = 2000;

@@ -13,9 +13,9 @@ use super::filters::{DIR_AND_FILTERS, FileFilteringOptions, IgnoreSwitches, Nest
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::discovery::walk::{self, WalkOptions};
 use crate::fs::guard::{DirEntries, EntryKind, Guard, Resolved};
-use crate::mcp::params::JsonObject;
 use crate::text::budget::client_len;
 use crate::text::names::{Escaped, escape_name};
+use crate::tools::params::JsonObject;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListDirectoryParams {

@@ -29,9 +29,9 @@ use crate::fs::atomic::PathLocks;
 use crate::fs::guard::{Guard, Refusal};
 use crate::fs::journal::Journal;
 use crate::fs::write_gate::WriteGate;
-use crate::mcp::params::{self, JsonObject};
 use crate::shell::Shell;
 use crate::text::budget::{AnswerBudget, client_len, whole_lines_within};
+use params::JsonObject;
 
 pub mod ask;
 pub mod bash;
@@ -39,8 +39,10 @@ pub mod file_read;
 pub mod filters;
 pub mod glob;
 pub mod list_directory;
+pub mod params;
 pub mod read_file;
 pub mod read_many_files;
+pub mod reads;
 pub mod reference;
 pub mod replace;
 pub mod search_file_content;
@@ -100,8 +102,8 @@ pub struct State {
 impl State {
     pub fn new(guard: Guard, config: Config) -> State {
         let writes = Arc::new(WriteGate::new(guard.roots().map(Into::into).collect()));
-        let shell = config
-            .offers(&bash::spec())
+        let shell = bash::spec()
+            .offered_by(&config)
             .then(|| Shell::new(&config.bash, &guard, writes.clone()));
         let journal = journal_for(&guard, &config);
         State {
@@ -231,7 +233,7 @@ impl Registry {
     pub fn new(state: Arc<State>) -> Registry {
         let tools = all_specs()
             .into_iter()
-            .filter(|t| state.config.offers(t))
+            .filter(|t| t.offered_by(&state.config))
             .collect();
         let dialect = state.config.dialect;
         Registry {

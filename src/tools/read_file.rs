@@ -1,19 +1,15 @@
 //! `read_file` (docs/tools.md): one file, raw text in a window of lines, media
 //! as MCP blocks. Output and errors follow Gemini CLI's read_file.
 
-use std::sync::Arc;
-
-use rmcp::model::{ContentBlock, ResourceContents};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
-use crate::discovery::ignore_rules;
-use crate::fs::reading::{self, Body, ReadFailure};
-use crate::mcp::params::{Alias, JsonObject};
+use super::reads::{RangeStyle, ReadTarget, media_block, open_target, read_failure_message};
+use super::{CallContext, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
+use crate::fs::reading::{self, Body};
 use crate::text::budget::{AnswerBudget, client_len};
-use crate::text::filekind::Media;
 use crate::text::lines::{LineRange, Window};
+use crate::tools::params::{Alias, JsonObject};
 
 /// Lines returned when no limit is given.
 pub const DEFAULT_LIMIT: usize = 2000;
@@ -117,15 +113,6 @@ pub fn spec() -> ToolSpec {
         .run(|ctx, args| Box::pin(run(ctx, args)))
 }
 
-/// Which spelling of a line range the caller uses (read_file's `offset` and
-/// `limit`, or `start_line` and `end_line`); notes and hints answer in the
-/// same one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RangeStyle {
-    OffsetLimit,
-    StartEnd,
-}
-
 async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: ReadFileParams = parse_args(&args)?;
     let dialect: LineDialect = parse_args(&args)?;
@@ -151,47 +138,6 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
         read_file(target, range, style, budget)
     })
     .await
-}
-
-/// A file opened for one of the read tools, with the names messages use.
-pub struct ReadTarget {
-    pub opened: reading::Opened,
-    /// Absolute request path.
-    pub abs: String,
-    /// Relative to the primary root (absolute outside it).
-    pub rel: String,
-    pub display: std::path::PathBuf,
-}
-
-/// Resolves, checks `.geminiignore` and opens `raw` for reading: the cheap
-/// part of every read, done before deciding where the reading runs.
-pub fn open_target(
-    state: &Arc<State>,
-    raw: &str,
-    style: RangeStyle,
-) -> Result<ReadTarget, ToolError> {
-    let guard = &state.guard;
-    let resolved = guard
-        .resolve(raw)
-        .map_err(|r| super::refusal_message(state, r, super::file_outside))?;
-    let abs = resolved.display().display().to_string();
-    if resolved.exists()
-        && !resolved.is_dir()
-        && ignore_rules::is_gemini_ignored(guard, resolved.root().path(), resolved.real(), false)
-    {
-        return Err(format!("File path '{abs}' is ignored by configured ignore patterns.").into());
-    }
-    let opened =
-        reading::open(guard, &resolved).map_err(|f| read_failure_message(&abs, f, style))?;
-    state
-        .seen
-        .read(resolved.display(), opened.real(), opened.version().clone());
-    Ok(ReadTarget {
-        opened,
-        rel: guard.relative_display(resolved.display()),
-        display: resolved.into_display(),
-        abs,
-    })
 }
 
 fn requested_range(
@@ -364,54 +310,4 @@ fn beyond_end_message(abs: &str, start: usize, total: usize, style: RangeStyle) 
         "{asked} is beyond the end of the file: {abs} has {total} line{}. Read from an earlier line.",
         if total == 1 { "" } else { "s" }
     )
-}
-
-/// The messages shared by the read tools for each [`ReadFailure`].
-pub fn read_failure_message(abs: &str, failure: ReadFailure, style: RangeStyle) -> ToolError {
-    let message = match failure {
-        ReadFailure::NotFound => format!("File not found: {abs}"),
-        ReadFailure::IsDirectory => format!("Path is a directory, not a file: {abs}"),
-        ReadFailure::TooLarge { size, text } => {
-            let mut m = format!(
-                "File size exceeds the 20MB limit: {abs} ({}MB)",
-                reading::megabytes(size)
-            );
-            if text {
-                m.push_str(match style {
-                    RangeStyle::OffsetLimit => {
-                        ". Read it in parts instead: pass 'offset' and 'limit' (for example \
-                         offset: 0, limit: 2000) and page on from there."
-                    }
-                    RangeStyle::StartEnd => {
-                        ". Read it in parts instead: pass 'start_line' and 'end_line' (for \
-                         example start_line: 1, end_line: 500) and page on from there."
-                    }
-                });
-            }
-            m
-        }
-        ReadFailure::NotRegular(why) => {
-            format!("Cannot read {abs}: {why}. Only regular files can be read.")
-        }
-        ReadFailure::Io(e) => super::io_message(abs, &e),
-    };
-    ToolError(message)
-}
-
-/// The MCP block for a media file: image and audio blocks, or an embedded
-/// resource for PDF and video.
-pub fn media_block(
-    kind: Media,
-    mime: &str,
-    base64: String,
-    path: &std::path::Path,
-) -> ContentBlock {
-    match kind {
-        Media::Image => ContentBlock::image(base64, mime),
-        Media::Audio => ContentBlock::audio(base64, mime),
-        Media::Video | Media::Pdf => {
-            let uri = format!("file://{}", path.display());
-            ContentBlock::resource(ResourceContents::blob(base64, uri).with_mime_type(mime))
-        }
-    }
 }

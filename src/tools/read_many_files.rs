@@ -14,17 +14,17 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::filters::{FILE_FILTERING, FileFilteringOptions, IgnoreSwitches, NestedSwitches};
-use super::read_file::media_block;
+use super::reads::media_block;
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, cancellable, parse_args};
 use crate::discovery::ignore_rules::{DirRules, IgnoreSet, IgnoredBy};
 use crate::discovery::walk::{self, SEARCH_EXCLUDED_DIRS, TOO_DEEP_NOTE, Walk, WalkOptions};
 use crate::fs::guard::{Guard, Refusal, Resolved};
 use crate::fs::reading::{self, Block, Body, ReadFailure};
-use crate::mcp::params::{Alias, JsonObject};
 use crate::text::budget::client_len;
 use crate::text::filekind::{self, Media};
 use crate::text::lines::LineRange;
 use crate::text::names::{Escaped, escape_name};
+use crate::tools::params::{Alias, JsonObject};
 
 /// Text returned in all, at most; files past it are named in a note.
 pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{ToolSpec, all_specs};
 use crate::config::Dialect;
-use crate::mcp::params::JsonObject;
+use crate::tools::params::JsonObject;
 
 const DIALECTS: [(Dialect, &str); 2] = [
     (Dialect::Gemini024, "gemini-0.24"),

@@ -13,10 +13,10 @@ use super::writes::{
 };
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::fs::writing::{self, Target};
-use crate::mcp::params::JsonObject;
 use crate::text::diff;
 use crate::text::edit::{self, EditFailure, Expected, near_miss, omission};
 use crate::text::exact::{self, DecodeError};
+use crate::tools::params::JsonObject;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ReplaceParams {

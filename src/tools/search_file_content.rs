@@ -15,8 +15,8 @@ use crate::discovery::search::{self, Include, Outcome, Query};
 use crate::discovery::walk::{
     HiddenEntries, SEARCH_EXCLUDED_DIRS, SEARCH_EXCLUDED_EXTENSIONS, TOO_DEEP_NOTE, WalkOptions,
 };
-use crate::mcp::params::{Alias, JsonObject};
 use crate::text::budget::{AnswerBudget, Listing};
+use crate::tools::params::{Alias, JsonObject};
 
 /// Matches returned when no cap is given.
 pub const DEFAULT_TOTAL_MAX: i64 = 100;

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::{CallContext, ToolFuture};
 use crate::config::Dialect;
-use crate::mcp::params::{self, Alias, JsonObject, Naming, portable_schema, required_of};
+use crate::tools::params::{self, Alias, JsonObject, Naming, portable_schema, required_of};
 
 pub type Handler = fn(CallContext, JsonObject) -> ToolFuture;
 
@@ -79,6 +79,22 @@ struct Built {
 }
 
 impl ToolSpec {
+    /// Whether a server with `config` offers this tool: not disabled
+    /// under any of its names, and allowed by what it may do.
+    pub fn offered_by(&self, config: &crate::config::Config) -> bool {
+        if self
+            .names()
+            .any(|n| config.disabled_tools.iter().any(|d| d == n))
+        {
+            return false;
+        }
+        match self.access {
+            Access::Reads => true,
+            Access::Writes => !config.read_only,
+            Access::Shell => config.bash.mode != crate::config::BashMode::Off,
+        }
+    }
+
     /// A tool that only reads.
     pub fn reads(name: &'static str, title: &'static str) -> Builder {
         Builder::new(name, title, Access::Reads, true)
@@ -225,15 +241,9 @@ impl Builder {
     }
 
     /// The description gemini-0.24 shows (and gemini-current, unless
-    /// [`Builder::current`] gives its own).
+    /// [`Builder::current_schema`] gives its own).
     pub fn describe(mut self, description: &'static str) -> Builder {
         self.description = description;
-        self
-    }
-
-    /// gemini-current's name and description, with the same schema.
-    pub fn current(mut self, name: &'static str, description: &'static str) -> Builder {
-        self.current = Some((name, description, None));
         self
     }
 

@@ -13,8 +13,8 @@ use super::writes::{Holding, hold, root_and_rel, target_error_message};
 use super::{CallContext, State, ToolError, ToolResult, ToolSpec, blocking, parse_args};
 use crate::fs::journal::{self, Entry, RootJournal, UndoError, Undone};
 use crate::fs::writing::{self, FileVersion, Target};
-use crate::mcp::params::{Alias, JsonObject};
 use crate::text::{diff, time};
+use crate::tools::params::{Alias, JsonObject};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct UndoEditParams {

@@ -14,10 +14,10 @@ use super::writes::{
 };
 use super::{CallContext, State, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::fs::writing::Target;
-use crate::mcp::params::JsonObject;
 use crate::text::diff;
 use crate::text::edit::omission;
 use crate::text::exact::{self, LineEnding};
+use crate::tools::params::JsonObject;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct WriteFileParams {

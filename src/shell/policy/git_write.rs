@@ -994,7 +994,7 @@ fn config_setting_rules(parsed: &Parsed<'_>) -> Result<(), Refusal> {
             "it changes where git fetches and pushes; set remotes up yourself",
         );
     }
-    match super::git::config_key_hazard(key, value) {
+    match super::git_config::config_key_hazard(key, value) {
         Some(why) => refuse(
             format!("git config {key}"),
             format!("the key {why}; rootbound refuses to run git where it is set"),

@@ -16,6 +16,7 @@ pub mod coreutils;
 pub mod env;
 pub mod find;
 pub mod git;
+pub mod git_config;
 pub mod git_write;
 pub mod options;
 pub mod scripts;
@@ -25,7 +26,7 @@ use std::path::Path;
 
 pub use options::PathCheck;
 
-use crate::config::{BashConfig, BashMode};
+use crate::shell::config::{BashConfig, BashMode};
 use crate::shell::refusal::{Refusal, refuse};
 
 /// Programs that run in read-only mode.

@@ -23,11 +23,9 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::{
-    Ending, HiddenFailure, Outcome, Sequence, Stage, StageStatus, Step, collect,
-    failed_start_status,
-};
+use super::{Ending, Outcome, collect};
 use crate::shell::parse::Redirect;
+use crate::shell::steps::{HiddenFailure, Sequence, Stage, StageStatus, Step, failed_start_status};
 
 /// Where and how commands run.
 pub struct Setup<'a> {

@@ -20,10 +20,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::pipe;
 use tokio_util::sync::CancellationToken;
 
-use super::{Ending, Outcome, Step, collect};
+use super::{Ending, Outcome, collect};
 use crate::shell::sandbox::Confinement;
 use crate::shell::sandbox::fork_server::ForkServer;
 use crate::shell::sandbox::supervisor::{Finished, Report, Request};
+use crate::shell::steps::Step;
 
 /// Where and how commands run.
 pub struct Setup<'a> {

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
-use super::{Ending, Outcome, Step};
+use super::{Ending, Outcome};
+use crate::shell::steps::Step;
 
 /// Where and how the line runs.
 pub struct Setup<'a> {

@@ -27,7 +27,7 @@ use super::limits::Limits;
 use super::spawn::{self, Exec, Stream};
 use super::{Confinement, landlock, limits, namespaces, seccomp, template};
 use crate::shell::parse::Redirect;
-use crate::shell::run::{HiddenFailure, Sequence, Stage, StageStatus, Step, failed_start_status};
+use crate::shell::steps::{HiddenFailure, Sequence, Stage, StageStatus, Step, failed_start_status};
 
 /// The most of a request the supervisor reads.
 const MAX_REQUEST_BYTES: u64 = 16 << 20;
@@ -79,7 +79,7 @@ impl From<Report> for Finished {
 /// The supervisor's `main`. `args`: what follows [`super::SUPERVISOR_ARG`]:
 /// `fork-server` (the server's long-lived one) or `run` (one call, plan on
 /// standard input, report on descriptor 3). `probe` is the command-line
-/// front end's ([`crate::cli::print_probe`]), since it prints.
+/// front end's (`print_probe` in `cli.rs`), since it prints.
 pub fn main(args: &[String]) -> i32 {
     match args.first().map(String::as_str) {
         Some("fork-server") => {

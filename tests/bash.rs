@@ -1,5 +1,5 @@
-//! The bash tool's policy through the real binary (docs/tools.md, docs/security.md
-//! 2), one test per class of issue #9. Each asserts the effect: a marker
+//! The bash tool's policy through the real binary (docs/tools.md,
+//! docs/security.md), one test per way around it. Each asserts the effect: a marker
 //! file that does not appear, a token that only the forbidden program could
 //! compute and that is absent, a name from outside the roots that never
 //! appears in any answer. The sandbox beneath is tested alone in
@@ -247,11 +247,11 @@ async fn attacks_on_the_grammar_are_refused_and_leave_no_marker() {
     server.assert_alive().await;
 }
 
-/// Class 1: abbreviated long options. git and getopt_long accept any unique
+/// abbreviated long options. git and getopt_long accept any unique
 /// prefix, so only exact, listed options pass. `expr 40000 + 1234` prints
 /// 41234 only if the pager program ran.
 #[tokio::test]
-async fn class1_abbreviated_options_never_reach_a_program() {
+async fn abbreviated_options_never_reach_a_program() {
     let l = Layout::new();
     l.git_repo();
     let server = l.server(&[]).await;
@@ -280,9 +280,9 @@ async fn class1_abbreviated_options_never_reach_a_program() {
     assert!(!l.root().join("pwned").exists());
 }
 
-/// Class 2: allowed programs whose options run other programs.
+/// allowed programs whose options run other programs.
 #[tokio::test]
-async fn class2_options_that_run_programs_are_refused() {
+async fn options_that_run_programs_are_refused() {
     let l = Layout::new();
     l.git_repo();
     let marker = l.outside().join("ran");
@@ -319,11 +319,11 @@ async fn class2_options_that_run_programs_are_refused() {
     assert!(!marker.exists(), "a program ran");
 }
 
-/// Class 3: git's own configuration names programs. git is asked for its
+/// git's own configuration names programs. git is asked for its
 /// effective configuration (includes, worktree config and all), and any key
 /// that names a program refuses the command.
 #[tokio::test]
-async fn class3_git_configuration_that_names_programs_refuses_git() {
+async fn git_configuration_that_names_programs_refuses_git() {
     let l = Layout::new();
     l.git_repo();
     let root = l.root();
@@ -382,12 +382,12 @@ async fn class3_git_configuration_that_names_programs_refuses_git() {
     assert!(!marker.exists(), "git ran a configured program");
 }
 
-/// Class 3, submodules: git runs itself inside a submodule, whose own
+/// git runs itself inside a submodule, whose own
 /// configuration the server never asked; it is kept out of submodules
 /// (an explicit `--ignore-submodules=all`, which a `.gitmodules` saying
 /// `ignore = none` cannot undo), and options that would recurse are refused.
 #[tokio::test]
-async fn class3_a_submodules_configuration_runs_nothing() {
+async fn a_submodules_configuration_runs_nothing() {
     let l = Layout::new();
     let root = l.root();
     l.git_repo();
@@ -440,10 +440,10 @@ async fn class3_a_submodules_configuration_runs_nothing() {
     }
 }
 
-/// Class 3, bare layout: a root that looks like a bare repository, written
+/// a root that looks like a bare repository, written
 /// with the server's own write_file, is never used as git's repository.
 #[tokio::test]
-async fn class3_a_bare_layout_written_at_the_root_is_not_a_repository() {
+async fn a_bare_layout_written_at_the_root_is_not_a_repository() {
     let l = Layout::new();
     let marker = l.outside().join("bare-ran");
     // With the user's opt-in: without it, write_file refuses to complete a
@@ -472,13 +472,13 @@ async fn class3_a_bare_layout_written_at_the_root_is_not_a_repository() {
     assert!(!marker.exists(), "the bare layout's configuration ran");
 }
 
-/// Class 3, check then use: git's configuration is checked before the line
+/// git's configuration is checked before the line
 /// runs, so nothing may change it before git reads it: not a program earlier
 /// in the same line (the line then runs with nothing writable), and not
 /// another bash call or a write_file at the same moment (they wait for the
 /// line to end). Judged by a marker only the filter would write.
 #[tokio::test]
-async fn class3_what_git_reads_is_what_was_checked() {
+async fn what_git_reads_is_what_was_checked() {
     let l = Layout::new();
     l.git_repo();
     let root = l.root();
@@ -571,11 +571,11 @@ async fn class3_what_git_reads_is_what_was_checked() {
     assert!(!marker.exists(), "the filter ran in a race with write_file");
 }
 
-/// Class 3, a repository's transport: a partial clone fetches missing
+/// a partial clone fetches missing
 /// objects through its remote's transport, and `ext::` runs a program.
 /// Judged by a token only `expr` run through `sh` could print.
 #[tokio::test]
-async fn class3_a_missing_object_is_never_fetched_through_a_transport() {
+async fn a_missing_object_is_never_fetched_through_a_transport() {
     let l = Layout::new();
     l.git_repo();
     let root = l.root();
@@ -610,12 +610,12 @@ async fn class3_a_missing_object_is_never_fetched_through_a_transport() {
     }
 }
 
-/// Class 3, subcommands the user allows are governed too: their options
+/// their options
 /// come from tables (no `--upload-pack`, no `clone -c`, no `rebase
 /// --exec`), one without a table takes none, and configuration that names
 /// a program under a new name (`gpg.ssh.defaultKeyCommand`) refuses git.
 #[tokio::test]
-async fn class3_subcommands_the_user_allows_are_governed() {
+async fn git_subcommands_the_user_allows_are_governed() {
     let l = Layout::new();
     l.git_repo();
     let root = l.root();
@@ -690,11 +690,11 @@ async fn class3_subcommands_the_user_allows_are_governed() {
     assert!(token_free(&text), "{text}");
 }
 
-/// Class 3, git's own directory is never an operand: `git mv` (allowed by
+/// Git's own directory is never an operand: `git mv` (allowed by
 /// the user) cannot put a file into `.git` — or into the directory a `.git`
 /// file points to — for a later git command to read unchecked.
 #[tokio::test]
-async fn class3_no_git_command_writes_into_the_repository_directory() {
+async fn no_git_command_writes_into_the_repository_directory() {
     let l = Layout::new();
     l.git_repo();
     let root = l.root();
@@ -744,12 +744,12 @@ async fn class3_no_git_command_writes_into_the_repository_directory() {
     assert!(!config.contains("filter"), "{config}");
 }
 
-/// Class 3, one line against itself (fifth attack): a stage that changes
+/// a stage that changes
 /// the work tree (here a checkout that brings a link to `.git`) must not
 /// change what a later stage of the same line was checked against. Judged
 /// by `.git/config`'s bytes, the hooks directory and the filter's marker.
 #[tokio::test]
-async fn class3_a_line_cannot_change_the_tree_under_its_own_later_stages() {
+async fn a_line_cannot_change_the_tree_under_its_own_later_stages() {
     let l = Layout::new();
     l.git_repo();
     let root = l.root();
@@ -801,10 +801,10 @@ async fn class3_a_line_cannot_change_the_tree_under_its_own_later_stages() {
     assert!(!marker.exists(), "the filter or the hook ran");
 }
 
-/// Class 3: an allowed `git config` may not set a key the configuration
+/// an allowed `git config` may not set a key the configuration
 /// check refuses (the user's own git would run it later, unsandboxed).
 #[tokio::test]
-async fn class3_git_config_cannot_set_what_the_check_refuses() {
+async fn git_config_cannot_set_what_the_check_refuses() {
     let l = Layout::new();
     l.git_repo();
     let root = l.root();
@@ -867,10 +867,10 @@ async fn class3_git_config_cannot_set_what_the_check_refuses() {
     assert_eq!(a.stdout, "false", "{a:?}");
 }
 
-/// Class 3: a git subcommand without a table is not run even when allowed
+/// a git subcommand without a table is not run even when allowed
 /// (`git bisect run` runs any program, `git am` changes the work tree).
 #[tokio::test]
-async fn class3_allowed_subcommands_without_a_table_do_not_run() {
+async fn allowed_git_subcommands_without_a_table_do_not_run() {
     let l = Layout::new();
     l.git_repo();
     let root = l.root();
@@ -893,12 +893,12 @@ async fn class3_allowed_subcommands_without_a_table_do_not_run() {
     assert!(!root.join(".git/BISECT_LOG").exists());
 }
 
-/// Class 3, two servers on one tree: one sets a filter in git's
+/// one sets a filter in git's
 /// configuration while the other runs git. The directory locks keep the
 /// other's check and its git together. Judged by the sum only the filter
 /// (`expr` through `sh`) prints.
 #[tokio::test]
-async fn class3_another_server_cannot_change_what_git_reads() {
+async fn another_server_cannot_change_what_git_reads() {
     let l = Layout::new();
     l.git_repo();
     let root = l.root();
@@ -925,11 +925,11 @@ async fn class3_another_server_cannot_change_what_git_reads() {
     }
 }
 
-/// Class 4: paths the guard must see: a `file:` prefix is a path, values
+/// paths the guard must see: a `file:` prefix is a path, values
 /// attached to short options are paths, files of names are refused, and
 /// recursive walks that follow links out are refused.
 #[tokio::test]
-async fn class4_every_path_is_seen_by_the_guard() {
+async fn every_path_is_seen_by_the_guard() {
     let l = Layout::new();
     let root = l.root();
     std::fs::create_dir_all(root.join("file:")).unwrap();
@@ -965,10 +965,10 @@ async fn class4_every_path_is_seen_by_the_guard() {
     }
 }
 
-/// Class 5: no name from outside the roots appears in any answer, and a
+/// no name from outside the roots appears in any answer, and a
 /// glob that meets a link out skips it with a note.
 #[tokio::test]
-async fn class5_outside_names_never_leak() {
+async fn outside_names_never_leak() {
     let l = Layout::new();
     let root = l.root();
     std::os::unix::fs::symlink(l.outside(), root.join("lnk_root")).unwrap();
@@ -1011,10 +1011,10 @@ async fn class5_outside_names_never_leak() {
     assert!(a.stdout.starts_with('l'), "{a:?}");
 }
 
-/// Class 6: expansion is bounded in words, bytes and time, and does not
+/// expansion is bounded in words, bytes and time, and does not
 /// stall other requests.
 #[tokio::test]
-async fn class6_expansion_is_bounded() {
+async fn glob_expansion_is_bounded() {
     let l = Layout::new();
     for i in 0..2000 {
         l.tmp.file(&format!("root/many/f{i:04}.txt"), "");
@@ -1083,11 +1083,11 @@ fn busy_threads(pid: u32) -> usize {
         .unwrap_or(0)
 }
 
-/// Class 6: a line expands its globs inside its turn, so no more lines
+/// a line expands its globs inside its turn, so no more lines
 /// than there are turns (4) read directories at once, whatever is queued.
 /// Judged by the server's threads that are running or runnable.
 #[tokio::test]
-async fn class6_expansion_waits_for_a_turn() {
+async fn glob_expansion_waits_for_a_turn() {
     let l = Layout::new();
     for i in 0..2000 {
         l.tmp.file(&format!("root/m/f{i:04}.txt"), "");
@@ -1114,10 +1114,10 @@ async fn class6_expansion_waits_for_a_turn() {
     server.assert_alive().await;
 }
 
-/// Class 7: deny entries see through global options; a deny list cannot be
+/// deny entries see through global options; a deny list cannot be
 /// combined with a full shell.
 #[tokio::test]
-async fn class7_deny_entries_hold_against_other_spellings() {
+async fn deny_entries_hold_against_other_spellings() {
     let l = Layout::new();
     l.git_repo();
     let server = l
@@ -1172,11 +1172,11 @@ async fn class7_deny_entries_hold_against_other_spellings() {
     assert!(String::from_utf8_lossy(&help.stdout).contains("allow narrowly"));
 }
 
-/// Class 8: the answer says how the command ended before any output, output
+/// the answer says how the command ended before any output, output
 /// cannot forge a section, control sequences come back escaped, descriptor
 /// numbers are read as bash reads them, and `~` is not passed literally.
 #[tokio::test]
-async fn class8_the_answer_cannot_be_forged() {
+async fn the_answer_cannot_be_forged() {
     let l = Layout::new();
     let server = l.server(&[]).await;
     let (_, text) = bash(
@@ -1225,9 +1225,9 @@ async fn class8_the_answer_cannot_be_forged() {
     assert!(a.stderr.contains("missing-file-77"), "{a:?}");
 }
 
-/// Class 9: ordinary read-only commands work.
+/// ordinary read-only commands work.
 #[tokio::test]
-async fn class9_ordinary_read_only_commands_work() {
+async fn ordinary_read_only_commands_work() {
     let l = Layout::new();
     l.tmp.file("root/paths.txt", "a/b/c\nd/e/f\n");
     std::os::unix::fs::symlink(l.outside(), l.root().join("link_out")).unwrap();

@@ -247,7 +247,7 @@ async fn attacks_on_the_grammar_are_refused_and_leave_no_marker() {
     server.assert_alive().await;
 }
 
-/// abbreviated long options. git and getopt_long accept any unique
+/// Abbreviated long options. git and getopt_long accept any unique
 /// prefix, so only exact, listed options pass. `expr 40000 + 1234` prints
 /// 41234 only if the pager program ran.
 #[tokio::test]
@@ -280,7 +280,7 @@ async fn abbreviated_options_never_reach_a_program() {
     assert!(!l.root().join("pwned").exists());
 }
 
-/// allowed programs whose options run other programs.
+/// Allowed programs whose options run other programs.
 #[tokio::test]
 async fn options_that_run_programs_are_refused() {
     let l = Layout::new();
@@ -382,7 +382,7 @@ async fn git_configuration_that_names_programs_refuses_git() {
     assert!(!marker.exists(), "git ran a configured program");
 }
 
-/// git runs itself inside a submodule, whose own
+/// Submodules: git runs itself inside a submodule, whose own
 /// configuration the server never asked; it is kept out of submodules
 /// (an explicit `--ignore-submodules=all`, which a `.gitmodules` saying
 /// `ignore = none` cannot undo), and options that would recurse are refused.
@@ -440,7 +440,7 @@ async fn a_submodules_configuration_runs_nothing() {
     }
 }
 
-/// a root that looks like a bare repository, written
+/// A root that looks like a bare repository, written
 /// with the server's own write_file, is never used as git's repository.
 #[tokio::test]
 async fn a_bare_layout_written_at_the_root_is_not_a_repository() {
@@ -472,7 +472,7 @@ async fn a_bare_layout_written_at_the_root_is_not_a_repository() {
     assert!(!marker.exists(), "the bare layout's configuration ran");
 }
 
-/// git's configuration is checked before the line
+/// Check, then use: git's configuration is checked before the line
 /// runs, so nothing may change it before git reads it: not a program earlier
 /// in the same line (the line then runs with nothing writable), and not
 /// another bash call or a write_file at the same moment (they wait for the
@@ -571,7 +571,7 @@ async fn what_git_reads_is_what_was_checked() {
     assert!(!marker.exists(), "the filter ran in a race with write_file");
 }
 
-/// a partial clone fetches missing
+/// A partial clone fetches missing
 /// objects through its remote's transport, and `ext::` runs a program.
 /// Judged by a token only `expr` run through `sh` could print.
 #[tokio::test]
@@ -610,7 +610,7 @@ async fn a_missing_object_is_never_fetched_through_a_transport() {
     }
 }
 
-/// their options
+/// Subcommands the user allows are governed too: their options
 /// come from tables (no `--upload-pack`, no `clone -c`, no `rebase
 /// --exec`), one without a table takes none, and configuration that names
 /// a program under a new name (`gpg.ssh.defaultKeyCommand`) refuses git.
@@ -744,7 +744,7 @@ async fn no_git_command_writes_into_the_repository_directory() {
     assert!(!config.contains("filter"), "{config}");
 }
 
-/// a stage that changes
+/// One line against itself: a stage that changes
 /// the work tree (here a checkout that brings a link to `.git`) must not
 /// change what a later stage of the same line was checked against. Judged
 /// by `.git/config`'s bytes, the hooks directory and the filter's marker.
@@ -801,7 +801,7 @@ async fn a_line_cannot_change_the_tree_under_its_own_later_stages() {
     assert!(!marker.exists(), "the filter or the hook ran");
 }
 
-/// an allowed `git config` may not set a key the configuration
+/// An allowed `git config` may not set a key the configuration
 /// check refuses (the user's own git would run it later, unsandboxed).
 #[tokio::test]
 async fn git_config_cannot_set_what_the_check_refuses() {
@@ -867,7 +867,7 @@ async fn git_config_cannot_set_what_the_check_refuses() {
     assert_eq!(a.stdout, "false", "{a:?}");
 }
 
-/// a git subcommand without a table is not run even when allowed
+/// A git subcommand without a table is not run even when allowed
 /// (`git bisect run` runs any program, `git am` changes the work tree).
 #[tokio::test]
 async fn allowed_git_subcommands_without_a_table_do_not_run() {
@@ -893,7 +893,7 @@ async fn allowed_git_subcommands_without_a_table_do_not_run() {
     assert!(!root.join(".git/BISECT_LOG").exists());
 }
 
-/// one sets a filter in git's
+/// Two servers on one tree: one sets a filter in git's
 /// configuration while the other runs git. The directory locks keep the
 /// other's check and its git together. Judged by the sum only the filter
 /// (`expr` through `sh`) prints.
@@ -925,7 +925,7 @@ async fn another_server_cannot_change_what_git_reads() {
     }
 }
 
-/// paths the guard must see: a `file:` prefix is a path, values
+/// Paths the guard must see: a `file:` prefix is a path, values
 /// attached to short options are paths, files of names are refused, and
 /// recursive walks that follow links out are refused.
 #[tokio::test]
@@ -965,7 +965,7 @@ async fn every_path_is_seen_by_the_guard() {
     }
 }
 
-/// no name from outside the roots appears in any answer, and a
+/// No name from outside the roots appears in any answer, and a
 /// glob that meets a link out skips it with a note.
 #[tokio::test]
 async fn outside_names_never_leak() {
@@ -1011,7 +1011,7 @@ async fn outside_names_never_leak() {
     assert!(a.stdout.starts_with('l'), "{a:?}");
 }
 
-/// expansion is bounded in words, bytes and time, and does not
+/// Glob expansion is bounded in words, bytes and time, and does not
 /// stall other requests.
 #[tokio::test]
 async fn glob_expansion_is_bounded() {
@@ -1083,7 +1083,7 @@ fn busy_threads(pid: u32) -> usize {
         .unwrap_or(0)
 }
 
-/// a line expands its globs inside its turn, so no more lines
+/// A line expands its globs inside its turn, so no more lines
 /// than there are turns (4) read directories at once, whatever is queued.
 /// Judged by the server's threads that are running or runnable.
 #[tokio::test]
@@ -1114,7 +1114,7 @@ async fn glob_expansion_waits_for_a_turn() {
     server.assert_alive().await;
 }
 
-/// deny entries see through global options; a deny list cannot be
+/// Deny entries see through global options; a deny list cannot be
 /// combined with a full shell.
 #[tokio::test]
 async fn deny_entries_hold_against_other_spellings() {
@@ -1172,7 +1172,7 @@ async fn deny_entries_hold_against_other_spellings() {
     assert!(String::from_utf8_lossy(&help.stdout).contains("allow narrowly"));
 }
 
-/// the answer says how the command ended before any output, output
+/// The answer says how the command ended before any output, output
 /// cannot forge a section, control sequences come back escaped, descriptor
 /// numbers are read as bash reads them, and `~` is not passed literally.
 #[tokio::test]
@@ -1225,7 +1225,7 @@ async fn the_answer_cannot_be_forged() {
     assert!(a.stderr.contains("missing-file-77"), "{a:?}");
 }
 
-/// ordinary read-only commands work.
+/// Ordinary read-only commands work.
 #[tokio::test]
 async fn ordinary_read_only_commands_work() {
     let l = Layout::new();

@@ -98,7 +98,7 @@ pub fn write(
     write_with(dir, name, replacing, |file| file.write_all(bytes))
 }
 
-/// Like [`write`], with the content produced by `fill` (tests use it to fail
+/// Like [`write()`], with the content produced by `fill` (tests use it to fail
 /// half-way).
 pub fn write_with(
     dir: &DirHandle,

@@ -6,7 +6,7 @@
 //! path the guard resolved has no `..`, so "no symlink anywhere" is all it
 //! needs to stay beneath), and elsewhere, or when the kernel refuses those,
 //! an `O_NOFOLLOW` `openat` per component. Linux tests run that walk too
-//! ([`Guard::stepwise_only`]).
+//! (`Guard::stepwise_only`, in tests).
 
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};

@@ -883,7 +883,7 @@ fn chmod_no_follow(dir: &Path, mode: u32) -> io::Result<()> {
     }
 }
 
-/// Lists `dir` as [`scan`] does, opening it component by component from
+/// Lists `dir` as `scan` does, opening it component by component from
 /// its root when its path is too long for one open, and raising its mode
 /// when a call took the owner's rights away.
 fn scan_unlocking(

@@ -223,7 +223,7 @@ impl Policy {
         self.check_approved(argv, paths, &[])
     }
 
-    /// [`Policy::check`], with entries the user approved through the client
+    /// `Policy::check` (tests), with entries the user approved through the client
     /// (docs/security.md, "Asking the user") counted as allow entries, in
     /// every mode: an approval widens the allow list, never the deny list,
     /// the option tables, the paths or the sandbox. A refusal only an

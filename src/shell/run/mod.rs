@@ -6,7 +6,7 @@
 //! - macOS and other Unix ([`direct`]): the server runs each command itself,
 //!   on macOS under `sandbox-exec` with a profile made from the roots and
 //!   the mode.
-//! - Windows ([`windows`]): only `--bash-mode unrestricted`, with no
+//! - Windows (`windows`): only `--bash-mode unrestricted`, with no
 //!   sandbox; the line goes to one shell process.
 
 #[cfg(unix)]

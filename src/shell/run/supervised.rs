@@ -1,7 +1,7 @@
 //! Linux: the server's half of a sandboxed call.
 //!
 //! The plan goes to a per-call supervisor, forked by the sandbox's fork
-//! server (see [`sandbox::fork_server`](super::sandbox::fork_server)), which
+//! server (see [`fork_server`](crate::shell::sandbox::fork_server)), which
 //! runs it confined and reports how it ended. The server reads the
 //! commands' output from two pipes with one budget, and keeps the one
 //! deadline: past it, on cancellation, or past the output budget, it asks

@@ -4,7 +4,7 @@
 //! It reads the checked plan from standard input, enters the namespaces,
 //! builds the Landlock ruleset, runs the pipelines (each command spawned
 //! directly by its launcher thread, which has the seccomp filter installed,
-//! and confined further before it executes the program, see [`spawn`](super::spawn)), and when the last one ends,
+//! and confined further before it executes the program, see the `spawn` module), and when the last one ends,
 //! or the server asks it to stop with SIGTERM, kills and reaps every
 //! process of the call. Then it writes how the commands ended to
 //! descriptor 3 and exits. Standard output and error are the server's

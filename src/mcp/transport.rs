@@ -1,30 +1,35 @@
 //! Newline-delimited JSON-RPC over stdin/stdout, answering bad input.
 //!
+//! Why not rmcp's own stdio transport. Since 3.11 it keeps a partial line
+//! across a cancelled read (so a request that arrives in pieces while
+//! replies are written is no longer cut) and answers well-formed JSON of the
+//! wrong shape with an invalid-request error. Two things it still does not
+//! do, and this transport exists for them:
+//!
+//! - **Backpressure.** rmcp reads and starts every request as it comes. Here
+//!   at most [`MAX_IN_FLIGHT`] requests are handled at once, counting each
+//!   one until its reply has been written to stdout. Requests past that wait
+//!   in a queue of at most [`MAX_WAITING`] requests, and the requests read
+//!   and not yet answered hold at most [`MAX_PENDING_BYTES`] bytes, while
+//!   notifications go on being read: a client with many slow requests out
+//!   can still cancel them, and a cancelled request that is still waiting is
+//!   dropped. When the queue is full too, the reader stops reading stdin, so
+//!   a client that sends requests without reading replies is held back by
+//!   the pipe instead of filling the server's memory.
+//! - **Every request is answered, with its id.** rmcp ignores a line that is
+//!   not JSON, drops one longer than its limit, and answers a wrong-shaped
+//!   message without its id, so the client waiting on that id is left
+//!   hanging. Here a line that is not JSON gets a parse error (`-32700`) and
+//!   a message of the wrong shape an invalid-request error (`-32600`), each
+//!   with the request's id whenever it can be found, even in a line that is
+//!   too long, too deeply nested or not UTF-8.
+//!
 //! Stdin is read by a task of its own that owns the line being assembled,
-//! and hands whole messages to the service through a bounded channel. rmcp
-//! races `receive()` against outgoing messages and drops whichever future
-//! loses, so `receive()` only ever waits on that channel, which loses
-//! nothing when dropped: a request that arrives in several pieces, while
-//! replies are being written, is never cut.
-//!
-//! At most [`MAX_IN_FLIGHT`] requests are handled at once, counting each
-//! one until its reply has been written to stdout. Requests past that wait
-//! in a queue of at most [`MAX_WAITING`] requests, and the requests read
-//! and not yet answered hold at most [`MAX_PENDING_BYTES`] bytes, while
-//! notifications go on being read: a client with many slow
-//! requests out can still cancel them, and a cancelled request that is
-//! still waiting is dropped. When the queue is full too, the reader stops
-//! reading stdin, so a client that sends requests without reading replies
-//! is held back by the pipe instead of filling the server's memory.
-//!
-//! rmcp's own stdio transport silently drops a line that is not JSON. We
-//! answer it with a JSON-RPC parse error (`-32700`) and a JSON message of the
-//! wrong shape with an invalid-request error (`-32600`), with the request's
-//! id whenever it can be found, even in a line that is too long, too deeply
-//! nested or not UTF-8, so the client waiting on that id is not left
-//! hanging. Unknown notifications are ignored, as the protocol asks, and so
-//! is any notification that arrives before the session has started (rmcp
-//! would end the session on it).
+//! and hands whole messages to the service through a bounded channel, which
+//! loses nothing when the service drops a `receive()` it raced. Unknown
+//! notifications are ignored, as the protocol asks, and so is any
+//! notification that arrives before the session has started (rmcp would end
+//! the session on it).
 
 use std::collections::HashMap;
 use std::sync::Arc;

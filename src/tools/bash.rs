@@ -60,7 +60,9 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: BashParams = parse_args(&args)?;
     let state = ctx.state.clone();
     let Some(shell) = state.shell.as_ref() else {
-        return Err("The bash tool is turned off on this server.".into());
+        return Err(ToolError::new(
+            "The bash tool is turned off on this server.",
+        ));
     };
     // The deadline starts now and covers planning and running. Glob
     // expansion reads directories, so a line with patterns is planned on

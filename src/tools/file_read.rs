@@ -71,14 +71,18 @@ impl Request {
     fn new(params: &FileReadParams) -> Result<Request, ToolError> {
         let start = params.start_line.unwrap_or(1);
         if start < 1 {
-            return Err("start_line must be 1 or greater (lines are numbered from 1)".into());
+            return Err(ToolError::new(
+                "start_line must be 1 or greater (lines are numbered from 1)",
+            ));
         }
         if let Some(end) = params.end_line {
             if end < 1 {
-                return Err("end_line must be 1 or greater (lines are numbered from 1)".into());
+                return Err(ToolError::new(
+                    "end_line must be 1 or greater (lines are numbered from 1)",
+                ));
             }
             if end < start {
-                return Err("start_line cannot be greater than end_line".into());
+                return Err(ToolError::new("start_line cannot be greater than end_line"));
             }
         }
         // Every shown line costs at least two characters ("1\t"), so no more
@@ -108,12 +112,14 @@ fn file_read(target: ReadTarget, request: Request, cap: usize) -> ToolResult {
     let window = match body {
         Body::Text { window, .. } => window,
         Body::Media { .. } | Body::Binary => {
-            return Err(format!("Cannot display content of binary file: {rel}").into());
+            return Err(ToolError::new(format!(
+                "Cannot display content of binary file: {rel}"
+            )));
         }
         Body::SvgTooLarge => {
-            return Err(
-                format!("Cannot display content of SVG file larger than 1MB: {rel}").into(),
-            );
+            return Err(ToolError::new(format!(
+                "Cannot display content of SVG file larger than 1MB: {rel}"
+            )));
         }
     };
     if window.total == 0 && !request.explicit {

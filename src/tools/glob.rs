@@ -131,8 +131,10 @@ fn search_dirs(state: &State, path: Option<&str>) -> Result<SearchDirs, ToolErro
         .map_err(|refusal| super::refusal_message(state, refusal, outside))?;
     let abs = resolved.display().display().to_string();
     match resolved.metadata() {
-        None => Err(format!("Search path does not exist {abs}").into()),
-        Some(m) if !m.is_dir() => Err(format!("Search path is not a directory: {abs}").into()),
+        None => Err(ToolError::new(format!("Search path does not exist {abs}"))),
+        Some(m) if !m.is_dir() => Err(ToolError::new(format!(
+            "Search path is not a directory: {abs}"
+        ))),
         Some(_) => Ok(SearchDirs {
             dirs: vec![resolved.real().to_path_buf()],
             single: Some(abs),
@@ -144,7 +146,7 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: GlobParams = parse_args(&args)?;
     let hidden: IgnoreSwitches = parse_args(&args)?;
     if params.pattern.trim().is_empty() {
-        return Err("The 'pattern' parameter cannot be empty.".into());
+        return Err(ToolError::new("The 'pattern' parameter cannot be empty."));
     }
     let state = ctx.state.clone();
     let search = search_dirs(&state, params.path.as_deref())?;
@@ -164,7 +166,7 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
             stop,
         )?;
         if stop.load(Ordering::Relaxed) {
-            return Err("The glob was cancelled.".into());
+            return Err(ToolError::new("The glob was cancelled."));
         }
         super::text(format_result(
             &params.pattern,
@@ -412,7 +414,7 @@ impl PathMatcher {
 }
 
 fn compile(pattern: &str, case_sensitive: bool) -> Result<PathMatcher, ToolError> {
-    crate::text::globs::check_size(pattern)?;
+    crate::text::globs::check_size(pattern).map_err(ToolError::new)?;
     let glob = GlobBuilder::new(pattern)
         .literal_separator(true)
         .case_insensitive(!case_sensitive)
@@ -420,7 +422,7 @@ fn compile(pattern: &str, case_sensitive: bool) -> Result<PathMatcher, ToolError
         .empty_alternates(true)
         .build()
         .map_err(|e| ToolError(format!("Invalid glob pattern \"{pattern}\": {e}")))?;
-    let glob = crate::text::globs::matcher(glob)?;
+    let glob = crate::text::globs::matcher(glob).map_err(ToolError::new)?;
     let suffix = pattern
         .strip_prefix("**/*.")
         .filter(|ext| !ext.is_empty() && ext.bytes().all(|b| b.is_ascii_alphanumeric()))

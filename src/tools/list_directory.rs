@@ -92,10 +92,14 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
         .map_err(|r| super::refusal_message(&state, r, outside))?;
     let abs = resolved.display().display().to_string();
     let Some(meta) = resolved.metadata() else {
-        return Err(format!("Error listing directory: {abs} does not exist.").into());
+        return Err(ToolError::new(format!(
+            "Error listing directory: {abs} does not exist."
+        )));
     };
     if !meta.is_dir() {
-        return Err(format!("Error: Path is not a directory: {abs}").into());
+        return Err(ToolError::new(format!(
+            "Error: Path is not a directory: {abs}"
+        )));
     }
     let options = WalkOptions {
         respect_git_ignore: params.respect_git_ignore.unwrap_or(true),
@@ -121,14 +125,14 @@ fn entries_left_out(left_out: usize, limit: usize) -> String {
 fn name_globs(patterns: &[String]) -> Result<GlobSet, ToolError> {
     let mut set = GlobSetBuilder::new();
     for p in patterns {
-        crate::text::globs::check_size(p)?;
+        crate::text::globs::check_size(p).map_err(ToolError::new)?;
         let glob = GlobBuilder::new(p)
             .literal_separator(true)
             .build()
             .map_err(|e| ToolError(format!("Invalid pattern in 'ignore': {p}: {e}")))?;
         set.add(glob);
     }
-    Ok(crate::text::globs::set(&set)?)
+    crate::text::globs::set(&set).map_err(ToolError::new)
 }
 
 /// One entry shown: its (escaped) name is `names[start..end]`, so a

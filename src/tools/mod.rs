@@ -155,9 +155,10 @@ impl State {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolError(pub String);
 
-impl<S: Into<String>> From<S> for ToolError {
-    fn from(s: S) -> Self {
-        ToolError(s.into())
+impl ToolError {
+    /// The words the model reads.
+    pub fn new(message: impl Into<String>) -> ToolError {
+        ToolError(message.into())
     }
 }
 

@@ -123,7 +123,9 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
             .into_iter()
             .find(|n| args.get(*n).and_then(|v| v.as_str()) == Some(params.path.as_str()))
             .unwrap_or("path");
-        return Err(format!("The '{name}' parameter must be non-empty.").into());
+        return Err(ToolError::new(format!(
+            "The '{name}' parameter must be non-empty."
+        )));
     }
     // Without a range, notes name the range parameters this dialect shows.
     let default_style = if ctx.state.config.dialect.is_current() {
@@ -148,11 +150,11 @@ fn requested_range(
     if params.offset.is_some() || params.limit.is_some() {
         let offset = params.offset.unwrap_or(0);
         if offset < 0 {
-            return Err("Offset must be a non-negative number".into());
+            return Err(ToolError::new("Offset must be a non-negative number"));
         }
         let limit = params.limit.unwrap_or(DEFAULT_LIMIT as i64);
         if limit <= 0 {
-            return Err("Limit must be a positive number".into());
+            return Err(ToolError::new("Limit must be a positive number"));
         }
         let range = LineRange {
             start: to_usize(offset),
@@ -165,10 +167,14 @@ fn requested_range(
     }
     let start = dialect.start_line.unwrap_or(1);
     if start < 1 {
-        return Err("start_line must be 1 or greater (lines are numbered from 1)".into());
+        return Err(ToolError::new(
+            "start_line must be 1 or greater (lines are numbered from 1)",
+        ));
     }
     let count = match dialect.end_line {
-        Some(end) if end < start => return Err("start_line cannot be greater than end_line".into()),
+        Some(end) if end < start => {
+            return Err(ToolError::new("start_line cannot be greater than end_line"));
+        }
         Some(end) => to_usize(end - start + 1),
         None => DEFAULT_LIMIT,
     };
@@ -204,7 +210,12 @@ fn read_file(
     match body {
         Body::Text { window, .. } => {
             if window.start > 0 && window.start >= window.total {
-                return Err(beyond_end_message(&abs, window.start, window.total, style).into());
+                return Err(ToolError::new(beyond_end_message(
+                    &abs,
+                    window.start,
+                    window.total,
+                    style,
+                )));
             }
             super::text(window_text(window, style, budget))
         }

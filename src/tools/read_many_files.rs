@@ -308,7 +308,7 @@ fn merge_patterns(paths: Vec<String>, include: Vec<String>) -> Vec<String> {
 fn glob_set(patterns: &[String]) -> Result<GlobSet, ToolError> {
     let mut set = GlobSetBuilder::new();
     for p in patterns {
-        crate::text::globs::check_size(p)?;
+        crate::text::globs::check_size(p).map_err(ToolError::new)?;
         let glob = GlobBuilder::new(p.trim_start_matches("./"))
             .literal_separator(true)
             .case_insensitive(true)
@@ -326,7 +326,7 @@ fn glob_set(patterns: &[String]) -> Result<GlobSet, ToolError> {
             set.add(g);
         }
     }
-    Ok(crate::text::globs::set(&set)?)
+    crate::text::globs::set(&set).map_err(ToolError::new)
 }
 
 fn is_glob(pattern: &str) -> bool {

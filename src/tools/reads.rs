@@ -47,7 +47,9 @@ pub fn open_target(
         && !resolved.is_dir()
         && ignore_rules::is_gemini_ignored(guard, resolved.root().path(), resolved.real(), false)
     {
-        return Err(format!("File path '{abs}' is ignored by configured ignore patterns.").into());
+        return Err(ToolError::new(format!(
+            "File path '{abs}' is ignored by configured ignore patterns."
+        )));
     }
     let opened =
         reading::open(guard, &resolved).map_err(|f| read_failure_message(&abs, f, style))?;

@@ -134,7 +134,9 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let dialect: ReplaceDialect = parse_args(&args)?;
     let expected = expected(&params, &dialect)?;
     if params.file_path.is_empty() {
-        return Err("The 'file_path' parameter must be non-empty.".into());
+        return Err(ToolError::new(
+            "The 'file_path' parameter must be non-empty.",
+        ));
     }
     let state = ctx.state.clone();
     if let Some(line) = omission::new_placeholder(&params.old_string, &params.new_string) {
@@ -164,7 +166,7 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
 
 fn expected(params: &ReplaceParams, dialect: &ReplaceDialect) -> Result<Expected, ToolError> {
     match params.expected_replacements {
-        Some(n) if n < 1 => Err("expected_replacements must be 1 or more".into()),
+        Some(n) if n < 1 => Err(ToolError::new("expected_replacements must be 1 or more")),
         Some(n) => Ok(Expected::Exactly(usize::try_from(n).unwrap_or(usize::MAX))),
         None if dialect.allow_multiple == Some(true) => Ok(Expected::AtLeastOne),
         None => Ok(Expected::Exactly(1)),
@@ -236,14 +238,15 @@ fn attempt(
                 "Created new file: {abs} with provided content.{note}"
             )));
         }
-        return Err(format!(
+        return Err(ToolError::new(format!(
             "File not found: {abs}. To create a new file, call replace with an empty old_string \
              and the whole content as new_string, or use write_file."
-        )
-        .into());
+        )));
     };
     if params.old_string.is_empty() {
-        return Err(format!("File already exists, cannot create: {abs}").into());
+        return Err(ToolError::new(format!(
+            "File already exists, cannot create: {abs}"
+        )));
     }
     // Rule 4 comes before the content is looked at (a binary file included).
     if exact::normalize(&params.old_string) == exact::normalize(&params.new_string) {

@@ -246,7 +246,7 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
         match params.include.as_deref() {
             Some(pattern) => {
                 // Too long a pattern is refused without being echoed.
-                crate::text::globs::check_size(pattern)?;
+                crate::text::globs::check_size(pattern).map_err(ToolError::new)?;
                 Some(Include::new(pattern).map_err(|e| {
                     ToolError(format!("Invalid include pattern \"{pattern}\": {e}"))
                 })?)
@@ -274,15 +274,14 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
             })?;
             let Some(meta) = resolved.metadata() else {
                 let abs = resolved.display().display();
-                return Err(match dialect {
+                return Err(ToolError::new(match dialect {
                     // Gemini CLI 0.24 names the directory relative paths start from.
                     Dialect::Gemini024 => format!(
                         "Path does not exist: {abs} (CWD: {})",
                         guard.primary().display()
                     ),
                     Dialect::GeminiCurrent => format!("Path does not exist: {abs}"),
-                }
-                .into());
+                }));
             };
             (resolved.real().to_path_buf(), !meta.is_dir())
         }
@@ -346,7 +345,7 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
         "search finished"
     );
     if outcome.cancelled {
-        return Err("The search was cancelled.".into());
+        return Err(ToolError::new("The search was cancelled."));
     }
     let asked = Asked {
         pattern: &params.pattern,

@@ -53,7 +53,9 @@ pub fn spec() -> ToolSpec {
 async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: UndoEditParams = parse_args(&args)?;
     if params.file_path.is_empty() {
-        return Err("The 'file_path' parameter must be non-empty.".into());
+        return Err(ToolError::new(
+            "The 'file_path' parameter must be non-empty.",
+        ));
     }
     let state = ctx.state.clone();
     let target = writing::target(&state.guard, &params.file_path)

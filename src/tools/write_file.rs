@@ -12,7 +12,7 @@ use super::writes::{
     Holding, Unseen, change_since, commit, hold, journal_after, journaling, links_note,
     placeholder_message, read_existing, target_or_ask, unseen_change,
 };
-use super::{CallContext, State, ToolResult, ToolSpec, parse_args, run_sized};
+use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run_sized};
 use crate::fs::writing::Target;
 use crate::text::diff;
 use crate::text::edit::omission;
@@ -50,7 +50,7 @@ pub fn spec() -> ToolSpec {
 async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let params: WriteFileParams = parse_args(&args)?;
     if params.file_path.is_empty() {
-        return Err("Missing or empty \"file_path\"".into());
+        return Err(ToolError::new("Missing or empty \"file_path\""));
     }
     let state = ctx.state.clone();
     if let Some(line) = omission::find_placeholder(&params.content) {
@@ -107,12 +107,11 @@ fn write_file(
                 was.display()
             ),
         };
-        return Err(format!(
+        return Err(ToolError::new(format!(
             "Refusing to overwrite {}: {what}\n\nRead the file again, then write it with that \
              change kept.",
             target.abs()
-        )
-        .into());
+        )));
     }
     let journal = journaling(state, &target, Some(&existing.metadata));
     // Decoding consumes the bytes; the journal needs them as they were.

@@ -134,11 +134,18 @@ fn above_stdio(stream: Stream) -> std::io::Result<OwnedFd> {
 }
 
 /// The files `execvp` would try for `program`, less those that do not
-/// exist (each failed `exec` walks the path under Landlock for nothing).
+/// exist (each failed `exec` walks the path under Landlock for nothing), so
+/// that an `exec` that still finds nothing means what the file names is
+/// missing, not the file.
 /// A directory of `PATH` that is relative, or empty (the current
 /// directory), is taken from `cwd`, where the command starts.
 fn candidates(program: &str, path: &str, cwd: &Path) -> std::io::Result<Vec<CString>> {
     if program.contains('/') {
+        // Run as named (relative to `cwd`), if there is anything by that
+        // name: a missing one is told apart from a missing interpreter.
+        if std::fs::metadata(cwd.join(program)).is_err() {
+            return Ok(Vec::new());
+        }
         return Ok(vec![c_string(program.as_bytes())?]);
     }
     if program.is_empty() {
@@ -404,6 +411,18 @@ mod tests {
         assert_eq!(lost.kind(), std::io::ErrorKind::NotFound);
         assert!(lost.to_string().contains("interpreter"), "{lost}");
         assert!(missing.get_ref().is_none(), "{missing}");
+        // Named with a slash: a missing file is not found, plainly; one that
+        // is there runs.
+        let by_path = run(&["./no-such-file"], &[("PATH", &path)], dir.path()).unwrap_err();
+        assert_eq!(by_path.kind(), std::io::ErrorKind::NotFound);
+        assert!(by_path.get_ref().is_none(), "{by_path}");
+        let here = run(&["../plain"], &[], &later.path().join("sub")).ok();
+        assert!(
+            here.is_none(),
+            "a missing directory on the way is not found"
+        );
+        let (code, out) = run(&[runnable.to_str().unwrap()], &[], dir.path()).unwrap();
+        assert_eq!((code, out.as_str()), (0, "later\n"));
     }
 
     #[test]

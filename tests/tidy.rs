@@ -53,7 +53,7 @@ const FORBIDDEN: &[&str] = &[
 fn only_the_guard_layer_touches_the_file_system() {
     let violations = lines_breaking(
         |rel| GUARD_LAYER.iter().any(|layer| rel.starts_with(layer)),
-        |line| {
+        |_, line| {
             FORBIDDEN
                 .iter()
                 .find(|p| line.contains(*p))
@@ -67,12 +67,12 @@ fn only_the_guard_layer_touches_the_file_system() {
     );
 }
 
-/// Every line of non-test code in `src/` that `breaks` a rule (which says
-/// how), in files the rule does not `exempt` (paths relative to the crate,
-/// `/`-separated), as `file:line: what`.
+/// Every line of non-test code in `src/` that `breaks` a rule (which is
+/// told the file, as a path relative to the crate, `/`-separated, and says
+/// how), in files the rule does not `exempt`, as `file:line: what`.
 fn lines_breaking(
     exempt: impl Fn(&str) -> bool,
-    breaks: impl Fn(&str) -> Option<String>,
+    breaks: impl Fn(&str, &str) -> Option<String>,
 ) -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut violations = Vec::new();
@@ -87,7 +87,7 @@ fn lines_breaking(
         }
         let text = std::fs::read_to_string(&file).unwrap();
         for (number, line) in non_test_code(&rel, &text) {
-            if let Some(what) = breaks(line) {
+            if let Some(what) = breaks(&rel, line) {
                 violations.push(format!("{rel}:{number}: {what}"));
             }
         }
@@ -160,22 +160,14 @@ fn reaches_up(rank: usize, line: &str) -> Option<String> {
 
 #[test]
 fn a_layer_uses_only_the_layers_before_it() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut violations = Vec::new();
-    for file in rust_files(&root.join("src")) {
-        let rel = file
-            .strip_prefix(root)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
-        let (_, rank) = layer_of(&rel).unwrap_or_else(|| panic!("{rel} is in no layer of LAYERS"));
-        let text = std::fs::read_to_string(&file).unwrap();
-        for (number, line) in non_test_code(&rel, &text) {
-            if let Some(what) = reaches_up(rank, line) {
-                violations.push(format!("{rel}:{number}: {what}"));
-            }
-        }
-    }
+    let violations = lines_breaking(
+        |_| false,
+        |rel, line| {
+            let (_, rank) =
+                layer_of(rel).unwrap_or_else(|| panic!("{rel} is in no layer of LAYERS"));
+            reaches_up(rank, line)
+        },
+    );
     assert!(
         violations.is_empty(),
         "a layer reaches a later one (the order is in tests/tidy.rs and ARCHITECTURE.md):\n{}",
@@ -235,7 +227,7 @@ fn no_cycle_between_the_runners_and_the_sandbox_or_the_two_git_tables() {
                 .iter()
                 .any(|(prefix, _)| rel.starts_with(prefix))
         },
-        |line| {
+        |_, line| {
             SHELL_BACK_EDGES
                 .iter()
                 .flat_map(|(_, edges)| edges.iter())
@@ -266,33 +258,51 @@ const TOOLS: &[&str] = &[
     "write_file",
 ];
 
-/// The other tool that `line`, in the file of tool `tool`, names.
+/// The other tool that `line`, in the file of tool `tool`, names (through
+/// `super::` or `tools::`, alone or in a `{...}` group).
 fn names_another_tool(tool: &str, line: &str) -> Option<String> {
+    let named: Vec<&str> = ["super::", "tools::"]
+        .iter()
+        .flat_map(|prefix| {
+            line.match_indices(prefix)
+                .map(|(at, p)| &line[at + p.len()..])
+        })
+        .flat_map(|rest| -> Vec<&str> {
+            match rest.strip_prefix('{') {
+                Some(group) => group
+                    .split('}')
+                    .next()
+                    .unwrap_or("")
+                    .split(',')
+                    .map(|item| item.trim().split("::").next().unwrap_or("").trim())
+                    .collect(),
+                None => {
+                    let end = rest
+                        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .unwrap_or(rest.len());
+                    vec![&rest[..end]]
+                }
+            }
+        })
+        .collect();
     TOOLS
         .iter()
-        .filter(|other| **other != tool)
-        .find(|other| {
-            [format!("super::{other}::"), format!("tools::{other}::")]
-                .iter()
-                .chain([format!("super::{other};"), format!("super::{{{other}")].iter())
-                .any(|path| line.contains(path.as_str()))
-        })
+        .find(|other| **other != tool && named.contains(*other))
         .map(|other| format!("imports tool {other}: {}", line.trim()))
 }
 
 #[test]
 fn tools_do_not_import_each_other() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut violations = Vec::new();
-    for tool in TOOLS {
-        let rel = format!("src/tools/{tool}.rs");
-        let text = std::fs::read_to_string(root.join(&rel)).unwrap();
-        for (number, line) in non_test_code(&rel, &text) {
-            if let Some(what) = names_another_tool(tool, line) {
-                violations.push(format!("{rel}:{number}: {what}"));
-            }
-        }
-    }
+    let tool_of = |rel: &str| {
+        TOOLS
+            .iter()
+            .find(|tool| rel == format!("src/tools/{tool}.rs"))
+            .copied()
+    };
+    let violations = lines_breaking(
+        |rel| tool_of(rel).is_none(),
+        |rel, line| names_another_tool(tool_of(rel)?, line),
+    );
     assert!(
         violations.is_empty(),
         "a tool imports another (move what they share to a shared file):\n{}",
@@ -309,11 +319,14 @@ fn the_tool_check_finds_a_tool_importing_another() {
         "use super::read_file::{RangeStyle, open_target};",
         "use crate::tools::read_file::media_block;",
         "use super::{read_file, CallContext};",
+        "use super::{CallContext, read_file::media_block};",
+        "use super::read_file as reader;",
     ] {
         assert!(names_another_tool("file_read", line).is_some(), "{line}");
     }
     assert!(names_another_tool("read_file", "use super::read_file::x;").is_none());
     assert!(names_another_tool("file_read", "use super::reads::ReadTarget;").is_none());
+    assert!(names_another_tool("glob", "use super::{CallContext, globs};").is_none());
 }
 
 /// Where `print!` and `println!` may stand: the command-line front end
@@ -330,7 +343,7 @@ const FRONT_END: &[&str] = &[
 fn only_the_command_line_front_end_prints_to_stdout() {
     let violations = lines_breaking(
         |rel| FRONT_END.contains(&rel),
-        |line| prints_to_stdout(line).then(|| line.trim().to_string()),
+        |_, line| prints_to_stdout(line).then(|| line.trim().to_string()),
     );
     assert!(
         violations.is_empty(),

@@ -120,12 +120,13 @@ fn layer_of(rel: &str) -> Option<(&str, usize)> {
         .map(|rank| (name, rank))
 }
 
-/// The layers a line names through `crate::` (each `crate::name`, and each
-/// name of a `crate::{a, b::c}` group).
-fn crate_paths(line: &str) -> Vec<&str> {
+/// The first name of each path in `line` that starts with `prefix`
+/// (`crate::`, `super::`): `x` for `prefix x::y` or `prefix x as z`, and
+/// each item's first name in a `prefix {a, b::c}` group.
+fn path_heads<'a>(line: &'a str, prefix: &str) -> Vec<&'a str> {
     let mut names = Vec::new();
-    for (at, _) in line.match_indices("crate::") {
-        let rest = &line[at + "crate::".len()..];
+    for (at, _) in line.match_indices(prefix) {
+        let rest = &line[at + prefix.len()..];
         if let Some(group) = rest.strip_prefix('{') {
             let group = group.split('}').next().unwrap_or("");
             names.extend(
@@ -146,7 +147,7 @@ fn crate_paths(line: &str) -> Vec<&str> {
 
 /// What in `line`, of a file of layer `rank`, reaches a later layer.
 fn reaches_up(rank: usize, line: &str) -> Option<String> {
-    let later: Vec<&str> = crate_paths(line)
+    let later: Vec<&str> = path_heads(line, "crate::")
         .into_iter()
         .filter(|name| {
             LAYERS
@@ -227,9 +228,10 @@ fn no_cycle_between_the_runners_and_the_sandbox_or_the_two_git_tables() {
                 .iter()
                 .any(|(prefix, _)| rel.starts_with(prefix))
         },
-        |_, line| {
+        |rel, line| {
             SHELL_BACK_EDGES
                 .iter()
+                .filter(|(prefix, _)| rel.starts_with(prefix))
                 .flat_map(|(_, edges)| edges.iter())
                 .find(|edge| line.contains(*edge))
                 .map(|edge| format!("`{edge}` in: {}", line.trim()))
@@ -261,30 +263,8 @@ const TOOLS: &[&str] = &[
 /// The other tool that `line`, in the file of tool `tool`, names (through
 /// `super::` or `tools::`, alone or in a `{...}` group).
 fn names_another_tool(tool: &str, line: &str) -> Option<String> {
-    let named: Vec<&str> = ["super::", "tools::"]
-        .iter()
-        .flat_map(|prefix| {
-            line.match_indices(prefix)
-                .map(|(at, p)| &line[at + p.len()..])
-        })
-        .flat_map(|rest| -> Vec<&str> {
-            match rest.strip_prefix('{') {
-                Some(group) => group
-                    .split('}')
-                    .next()
-                    .unwrap_or("")
-                    .split(',')
-                    .map(|item| item.trim().split("::").next().unwrap_or("").trim())
-                    .collect(),
-                None => {
-                    let end = rest
-                        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-                        .unwrap_or(rest.len());
-                    vec![&rest[..end]]
-                }
-            }
-        })
-        .collect();
+    let mut named = path_heads(line, "super::");
+    named.extend(path_heads(line, "tools::"));
     TOOLS
         .iter()
         .find(|other| **other != tool && named.contains(*other))

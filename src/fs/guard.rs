@@ -306,21 +306,19 @@ impl Guard {
     /// Nested roots give the deepest. This is the one place that picks a
     /// root for a path.
     pub fn root_of(&self, path: &Path) -> Option<RootId> {
-        self.roots
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.holds(path))
-            .max_by_key(|(_, r)| r.path.as_os_str().len())
-            .map(|(_, r)| RootId(r.clone()))
+        self.deepest_root_holding(path).map(|r| RootId(r.clone()))
     }
 
     /// The root that contains `real` (the deepest, for nested roots).
     pub fn containing_root(&self, real: &Path) -> Option<&Path> {
+        self.deepest_root_holding(real).map(|r| r.path.as_path())
+    }
+
+    fn deepest_root_holding(&self, path: &Path) -> Option<&Arc<Root>> {
         self.roots
             .iter()
-            .filter(|r| r.holds(real))
+            .filter(|r| r.holds(path))
             .max_by_key(|r| r.path.as_os_str().len())
-            .map(|r| r.path.as_path())
     }
 
     pub fn contains(&self, real: &Path) -> bool {

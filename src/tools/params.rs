@@ -244,25 +244,7 @@ pub fn validate(
     args: &mut JsonObject,
     naming: &Naming,
 ) -> Result<(), String> {
-    for name in required {
-        if !args.contains_key(name) {
-            return Err(format!(
-                "params must have required property '{}'",
-                naming.shown(name)
-            ));
-        }
-    }
-    let Some(Value::Object(props)) = schema.get("properties") else {
-        return Ok(());
-    };
-    for (name, prop) in props {
-        let Some(value) = args.get_mut(name) else {
-            continue;
-        };
-        let Value::Object(prop) = prop else { continue };
-        check_value(prop, value, &format!("params/{}", naming.shown(name)))?;
-    }
-    Ok(())
+    check_object(schema, required, args, "params", |name| naming.shown(name))
 }
 
 /// The `required` list of a schema.
@@ -280,9 +262,25 @@ pub fn required_of(schema: &JsonObject) -> Vec<String> {
 }
 
 fn validate_nested(schema: &JsonObject, args: &mut JsonObject, at: &str) -> Result<(), String> {
-    for name in required_of(schema) {
-        if !args.contains_key(&name) {
-            return Err(format!("{at} must have required property '{name}'"));
+    check_object(schema, &required_of(schema), args, at, str::to_owned)
+}
+
+/// The one walk of an object: its `required` names, then each property,
+/// errors at `at` (`params`, or a nested path), names as `shown` gives
+/// them.
+fn check_object(
+    schema: &JsonObject,
+    required: &[String],
+    args: &mut JsonObject,
+    at: &str,
+    shown: impl Fn(&str) -> String,
+) -> Result<(), String> {
+    for name in required {
+        if !args.contains_key(name) {
+            return Err(format!(
+                "{at} must have required property '{}'",
+                shown(name)
+            ));
         }
     }
     let Some(Value::Object(props)) = schema.get("properties") else {
@@ -293,7 +291,7 @@ fn validate_nested(schema: &JsonObject, args: &mut JsonObject, at: &str) -> Resu
             continue;
         };
         let Value::Object(prop) = prop else { continue };
-        check_value(prop, value, &format!("{at}/{name}"))?;
+        check_value(prop, value, &format!("{at}/{}", shown(name)))?;
     }
     Ok(())
 }

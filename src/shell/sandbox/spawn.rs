@@ -63,6 +63,20 @@ pub enum Stream {
     Null,
 }
 
+impl Stream {
+    /// A stream of its own onto `fd`.
+    pub fn of(fd: std::os::fd::BorrowedFd<'_>) -> std::io::Result<Stream> {
+        Ok(Stream::Fd(fd.try_clone_to_owned()?))
+    }
+
+    pub fn try_clone(&self) -> std::io::Result<Stream> {
+        Ok(match self {
+            Stream::Fd(fd) => Stream::Fd(fd.try_clone()?),
+            Stream::Null => Stream::Null,
+        })
+    }
+}
+
 impl Exec {
     /// Prepares `argv` to run in `cwd` with exactly `env` (the last value
     /// of a name wins), its streams, process group, limits and ruleset.

@@ -621,32 +621,6 @@ struct Confined {
 /// The server stopped the call.
 struct Stop;
 
-/// Where a command's output goes.
-enum Target {
-    Fd(OwnedFd),
-    Null,
-}
-
-impl Target {
-    fn of(fd: std::os::fd::BorrowedFd<'_>) -> std::io::Result<Target> {
-        Ok(Target::Fd(fd.try_clone_to_owned()?))
-    }
-
-    fn try_clone(&self) -> std::io::Result<Target> {
-        Ok(match self {
-            Target::Fd(fd) => Target::Fd(fd.try_clone()?),
-            Target::Null => Target::Null,
-        })
-    }
-
-    fn stream(self) -> Stream {
-        match self {
-            Target::Fd(fd) => Stream::Fd(fd),
-            Target::Null => Stream::Null,
-        }
-    }
-}
-
 impl Confined {
     fn run_steps(&self, steps: &[Step], cwd: &Path, env: &[(String, String)]) -> Finished {
         let mut report = Report::Exited(0);
@@ -685,10 +659,10 @@ impl Confined {
         for (k, stage) in stages.iter().enumerate() {
             let last = k + 1 == stages.len();
             let (next_stdin, stdout) = if last {
-                (None, Target::of(std::io::stdout().as_fd()))
+                (None, Stream::of(std::io::stdout().as_fd()))
             } else {
                 match std::io::pipe() {
-                    Ok((r, w)) => (Some(r), Ok(Target::Fd(w.into()))),
+                    Ok((r, w)) => (Some(r), Ok(Stream::Fd(w.into()))),
                     Err(e) => (None, Err(e)),
                 }
             };
@@ -730,17 +704,17 @@ impl Confined {
         &self,
         stage: &Stage,
         stdin: Option<std::io::PipeReader>,
-        stdout: Target,
+        stdout: Stream,
         cwd: &Path,
         env: &[(String, String)],
         group: libc::pid_t,
     ) -> std::io::Result<libc::pid_t> {
         let mut stdout = stdout;
-        let mut stderr = Target::of(std::io::stderr().as_fd())?;
+        let mut stderr = Stream::of(std::io::stderr().as_fd())?;
         for redirect in &stage.redirects {
             match redirect {
-                Redirect::StdoutToNull => stdout = Target::Null,
-                Redirect::StderrToNull => stderr = Target::Null,
+                Redirect::StdoutToNull => stdout = Stream::Null,
+                Redirect::StderrToNull => stderr = Stream::Null,
                 Redirect::StderrToStdout => stderr = stdout.try_clone()?,
                 Redirect::StdoutToStderr => stdout = stderr.try_clone()?,
             }
@@ -752,10 +726,10 @@ impl Confined {
             [
                 match stdin {
                     Some(pipe) => Stream::Fd(pipe.into()),
-                    None => Stream::Fd(std::io::stdin().as_fd().try_clone_to_owned()?),
+                    None => Stream::of(std::io::stdin().as_fd())?,
                 },
-                stdout.stream(),
-                stderr.stream(),
+                stdout,
+                stderr,
             ],
             // Each pipeline is a process group of its own (led by its first
             // command), as a shell makes it: `kill -TERM 0` never reaches the

@@ -70,7 +70,7 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(&e.to_string()),
     };
     if let Err(message) = guard.unprotect(&config.unprotect) {
-        return usage_error(&message);
+        return usage_error(&message.to_string());
     }
     if guard.roots().any(|r| r == std::path::Path::new("/")) {
         tracing::warn!("a root is '/': every file on this machine is within reach of the tools");

@@ -200,6 +200,8 @@ pub enum RootError {
     Missing(PathBuf),
     NotADirectory(PathBuf),
     Io(PathBuf, io::Error),
+    /// An `--unprotect` path, as given, that lies in no root.
+    UnprotectOutside(String),
 }
 
 impl std::fmt::Display for RootError {
@@ -209,6 +211,9 @@ impl std::fmt::Display for RootError {
             RootError::Missing(p) => write!(f, "root directory does not exist: {}", p.display()),
             RootError::NotADirectory(p) => write!(f, "root is not a directory: {}", p.display()),
             RootError::Io(p, e) => write!(f, "cannot open root {}: {e}", p.display()),
+            RootError::UnprotectOutside(raw) => {
+                write!(f, "--unprotect {raw}: not a path inside a root")
+            }
         }
     }
 }
@@ -251,11 +256,11 @@ impl Guard {
     /// Lifts the protection of what a call leaves behind at and below each
     /// of `paths` (relative to the primary root, or absolute; each must lie
     /// in a root). Err names a path outside every root.
-    pub fn unprotect(&mut self, paths: &[String]) -> Result<(), String> {
+    pub fn unprotect(&mut self, paths: &[String]) -> Result<(), RootError> {
         for raw in paths {
             let path = self
                 .absolute(raw)
-                .map_err(|_| format!("--unprotect {raw}: not a path inside a root"))?;
+                .map_err(|_| RootError::UnprotectOutside(raw.clone()))?;
             // The longest existing part is canonicalised, as the roots are.
             let mut existing = path.as_path();
             let mut rest = Vec::new();
@@ -273,7 +278,7 @@ impl Guard {
             };
             let full = rest.iter().rev().fold(canonical, |p, n| p.join(n));
             if !self.contains(&full) {
-                return Err(format!("--unprotect {raw}: not a path inside a root"));
+                return Err(RootError::UnprotectOutside(raw.clone()));
             }
             self.unprotected.0.push(full);
         }

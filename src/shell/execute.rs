@@ -67,17 +67,17 @@ fn granted(config: &BashConfig, roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf
 /// its own. Start-up never waits for the file system.
 #[cfg(unix)]
 #[derive(Debug, Default)]
-struct LazyTemp(std::sync::OnceLock<Result<sandbox::temp::ServerTemp, String>>);
+struct LazyTemp(std::sync::OnceLock<Result<sandbox::temp::ServerTemp, sandbox::Error>>);
 
 #[cfg(unix)]
 impl LazyTemp {
     /// The directory, made now if it is not yet (waiting if another thread
     /// is making it).
-    fn get(&self) -> &Result<sandbox::temp::ServerTemp, String> {
+    fn get(&self) -> &Result<sandbox::temp::ServerTemp, sandbox::Error> {
         self.0.get_or_init(|| {
             sandbox::temp::ServerTemp::create(&std::env::temp_dir()).map_err(|e| {
                 tracing::warn!("bash: no temporary directory: {e}");
-                e.to_string()
+                sandbox::Error::io("making the temporary directory for commands", e)
             })
         })
     }
@@ -117,13 +117,11 @@ impl LazyTemp {
 /// A new private directory for one call.
 #[cfg(unix)]
 fn private_dir(
-    temp: &Result<sandbox::temp::ServerTemp, String>,
-) -> Result<sandbox::temp::PrivateTemp, String> {
-    let temp = temp
-        .as_ref()
-        .map_err(|why| format!("there is no temporary directory for commands: {why}"))?;
+    temp: &Result<sandbox::temp::ServerTemp, sandbox::Error>,
+) -> Result<sandbox::temp::PrivateTemp, sandbox::Error> {
+    let temp = temp.as_ref().map_err(Clone::clone)?;
     temp.private_dir()
-        .map_err(|e| format!("cannot create the private temporary directory: {e}"))
+        .map_err(|e| sandbox::Error::io("making the call's private temporary directory", e))
 }
 
 #[cfg(target_os = "linux")]
@@ -151,7 +149,7 @@ mod linux {
     #[derive(Debug)]
     struct Start {
         once: std::sync::Once,
-        started: OnceLock<Result<Started, String>>,
+        started: OnceLock<Result<Started, sandbox::Error>>,
     }
 
     /// A started fork server, and the confinement it was started with.
@@ -243,7 +241,7 @@ mod linux {
 
         /// The fork server; the first call waits for its start on the
         /// blocking pool, not on the runtime's thread.
-        async fn started(&self) -> Result<Started, String> {
+        async fn started(&self) -> Result<Started, sandbox::Error> {
             if let Some(started) = self.start.started.get() {
                 return started.clone();
             }
@@ -251,14 +249,14 @@ mod linux {
             let start = self.start.clone();
             tokio::task::spawn_blocking(move || start.started.wait().clone())
                 .await
-                .map_err(|e| format!("the sandbox did not start: {e}"))?
+                .map_err(|e| sandbox::Error::io("starting the sandbox", e))?
         }
 
         pub async fn execute(
             &self,
             call: &Call<'_>,
             cancel: &CancellationToken,
-        ) -> Result<Outcome, String> {
+        ) -> Result<Outcome, sandbox::Error> {
             let Started { fork_server, base } = self.started().await?;
             let mut confinement = base;
             confinement.layers = fork_server.layers;
@@ -273,9 +271,7 @@ mod linux {
             // Without a mount namespace for a fresh file system in memory,
             // each call gets a directory of its own, removed when it ends.
             if let (false, Err(why)) = (call.read_only, server_temp) {
-                return Err(format!(
-                    "there is no temporary directory for commands: {why}"
-                ));
+                return Err(why.clone());
             }
             let private = if confinement.temp.is_some() && !confinement.layers.mount_ns {
                 let temp = private_dir(server_temp)?;
@@ -315,7 +311,7 @@ mod linux {
 
     /// Starts the fork server (it probes the kernel's layers) and logs what
     /// is enforced.
-    fn start_and_log(exe: &Path, base: &Confinement) -> Result<Arc<ForkServer>, String> {
+    fn start_and_log(exe: &Path, base: &Confinement) -> Result<Arc<ForkServer>, sandbox::Error> {
         match ForkServer::start(exe, base) {
             Ok(server) => {
                 let summary = sandbox::probe::summary(&server.layers);
@@ -392,7 +388,7 @@ mod other_unix {
             &self,
             call: &Call<'_>,
             cancel: &CancellationToken,
-        ) -> Result<Outcome, String> {
+        ) -> Result<Outcome, sandbox::Error> {
             let temp = if call.read_only || self.writable.is_empty() {
                 None
             } else {
@@ -463,12 +459,13 @@ mod windows {
             &self,
             call: &Call<'_>,
             cancel: &CancellationToken,
-        ) -> Result<Outcome, String> {
+        ) -> Result<Outcome, sandbox::Error> {
             // Nothing could keep such a call from writing: no sandbox here.
             if call.read_only {
-                return Err("on Windows no sandbox can keep a command from writing, so \
-                            read-only commands do not run"
-                    .into());
+                return Err(sandbox::Error::Unavailable(
+                    "on Windows no sandbox can keep a command from writing, so read-only \
+                     commands do not run",
+                ));
             }
             let setup = Setup {
                 cwd: call.cwd,

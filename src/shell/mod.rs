@@ -12,6 +12,7 @@
 //! confines it.
 
 pub mod config;
+mod error;
 mod execute;
 pub mod expand;
 pub mod fuzzing;
@@ -35,6 +36,7 @@ use crate::fs::guard::{Guard, MAX_PATH_BYTES, Refusal as GuardRefusal};
 use crate::fs::protected::Survey;
 use crate::fs::write_gate::{GitAlone, WriteGate, Writing};
 use crate::shell::config::{BashConfig, BashMode};
+pub use error::{CallError, LimitError};
 use execute::{Call, Executor};
 use expand::{Budget, Expander};
 use git_repo::Pin;
@@ -406,14 +408,13 @@ impl Shell {
     /// A call's time limit: the one it asked for (in seconds), at most
     /// `--bash-timeout-max`, else the server's `--bash-timeout`. Err: the
     /// message for a limit the server does not give.
-    pub fn limit_for(&self, asked: Option<u64>) -> Result<Duration, String> {
+    pub fn limit_for(&self, asked: Option<u64>) -> Result<Duration, LimitError> {
         match asked {
             None => Ok(self.config.timeout),
-            Some(0) => Err("timeout must be at least 1 second".into()),
-            Some(secs) if Duration::from_secs(secs) > self.config.timeout_max => Err(format!(
-                "timeout: this server gives a call at most {} seconds (--bash-timeout-max)",
-                self.config.timeout_max.as_secs()
-            )),
+            Some(0) => Err(LimitError::Zero),
+            Some(secs) if Duration::from_secs(secs) > self.config.timeout_max => {
+                Err(LimitError::AboveMax(self.config.timeout_max))
+            }
             Some(secs) => Ok(Duration::from_secs(secs)),
         }
     }
@@ -427,12 +428,12 @@ impl Shell {
         &self,
         deadline: Instant,
         cancel: &CancellationToken,
-    ) -> Result<Turn<'_>, Result<Ran, String>> {
+    ) -> Result<Turn<'_>, Result<Ran, CallError>> {
         let turn = self.turns.acquire();
         let waited = self.wait_for(turn, deadline, cancel, "other commands held every turn");
         match waited.await {
             Ok(Ok(permit)) => Ok(Turn { _permit: permit }),
-            Ok(Err(e)) => Err(Err(e.to_string())),
+            Ok(Err(_closed)) => Err(Err(CallError::Closing)),
             Err(ended) => Err(Ok(Ran {
                 outcome: ended,
                 left_behind: Vec::new(),
@@ -451,7 +452,7 @@ impl Shell {
         cancel: &CancellationToken,
         turn: Turn<'_>,
         live: Option<&run::LiveOutput>,
-    ) -> Result<Ran, String> {
+    ) -> Result<Ran, CallError> {
         let _turn = turn;
         let read_only =
             (self.config.mode == BashMode::ReadOnly && !plan.writable_once) || plan.writes_nothing;
@@ -494,12 +495,11 @@ impl Shell {
                 && git_repo::locate(guard, tree).as_ref() != Ok(pin)
             {
                 let why = Refusal::new("git", "the repository changed while the command waited");
-                return Err(self.refusal_message(&why));
+                return Err(CallError::Refused(why));
             }
         }
         for (pin, paths) in &plan.git_written_paths {
-            git_repo::refuse_paths_in_repository(guard, pin, &self.cwd, paths)
-                .map_err(|why| self.refusal_message(&why))?;
+            git_repo::refuse_paths_in_repository(guard, pin, &self.cwd, paths)?;
         }
         self.check_git_configs(plan, deadline, cancel).await?;
         // Windows has no sandbox to protect in; only the write tools' rules
@@ -551,19 +551,13 @@ impl Shell {
         executor: &Executor,
         guard: &Guard,
         deadline: Instant,
-    ) -> Result<Aftercare, String> {
+    ) -> Result<Aftercare, CallError> {
         let protection = &self.protection;
         if protection
             .poisoned
             .load(std::sync::atomic::Ordering::SeqCst)
         {
-            return Err(
-                "The command did not run: an earlier command's check of what it left \
-                 behind could not be done, so no command that may write runs until the \
-                 server is restarted. Look for new .git directories, git hooks and config, \
-                 and editor or agent settings in the roots before running git there."
-                    .into(),
-            );
+            return Err(CallError::Poisoned);
         }
         let unprotected = guard.unprotected().clone();
         let aftercare = |baseline: Arc<Survey>| Aftercare {
@@ -597,7 +591,7 @@ impl Shell {
             taken
         })
         .await
-        .map_err(|e| format!("surveying the roots failed: {e}"))?;
+        .map_err(|e| CallError::Survey(e.to_string()))?;
         match taken {
             Ok(survey) => {
                 let baseline = Arc::new(survey);
@@ -606,12 +600,7 @@ impl Shell {
                 episode.baseline = Some(baseline.clone());
                 Ok(aftercare(baseline))
             }
-            Err(why) => Err(format!(
-                "The command did not run: {why}. The server checks, before and after each \
-                 command that may write, that no command leaves behind what runs outside the \
-                 sandbox (docs/security.md); give smaller roots, or run with --bash-mode \
-                 read-only."
-            )),
+            Err(why) => Err(CallError::Survey(why)),
         }
     }
 
@@ -841,7 +830,7 @@ impl Shell {
         plan: &Plan,
         deadline: Instant,
         cancel: &CancellationToken,
-    ) -> Result<(), String> {
+    ) -> Result<(), CallError> {
         let mut checked = HashSet::new();
         for pin in &plan.git_pins {
             if !checked.insert(pin.clone()) {
@@ -877,7 +866,7 @@ impl Shell {
                 protect: sandbox::Protect::default(),
             };
             let outcome = self.executor.execute(&call, cancel).await?;
-            let refused = |why: String| Err(self.refusal_message(&Refusal::new("git", why)));
+            let refused = |why: String| Err(CallError::Refused(Refusal::new("git", why)));
             match outcome.ending {
                 run::Ending::Exited(0 | 1) => {}
                 _ => {

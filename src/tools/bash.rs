@@ -9,7 +9,7 @@ use super::ask::{Answer, Cannot, Question};
 use super::{CallContext, ToolError, ToolResult, ToolSpec, parse_args};
 use crate::shell::run::{Ending, LiveOutput, Outcome};
 use crate::shell::steps::{HiddenFailure, signal_name};
-use crate::shell::{Plan, Refusal, Shell};
+use crate::shell::{CallError, LimitError, Plan, Refusal, Shell, sandbox};
 use crate::text::visible::{quoted, quoted_words};
 use crate::tools::params::JsonObject;
 
@@ -67,7 +67,9 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     // The deadline starts now and covers planning and running. Glob
     // expansion reads directories, so a line with patterns is planned on
     // the blocking pool; one without is only parsed and checked, inline.
-    let limit = shell.limit_for(params.timeout).map_err(ToolError)?;
+    let limit = shell
+        .limit_for(params.timeout)
+        .map_err(|e| ToolError::new(limit_message(e)))?;
     let mut started = std::time::Instant::now();
     let mut deadline = started + limit;
     let command = params.command;
@@ -81,7 +83,7 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
         let turn = match shell.take_turn(deadline, &ctx.cancel).await {
             Ok(turn) => turn,
             Err(ended) => {
-                let ran = ended.map_err(ToolError)?;
+                let ran = ended.map_err(|e| ToolError::new(call_error_message(shell, e)))?;
                 return super::text(format_outcome(&ran.outcome, &[], &fresh_boundary()));
             }
         };
@@ -189,7 +191,7 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     if let Some(reporter) = reporter {
         reporter.abort();
     }
-    let ran = ran.map_err(ToolError)?;
+    let ran = ran.map_err(|e| ToolError::new(call_error_message(shell, e)))?;
     let mut notes: Vec<String> = approval_note.into_iter().collect();
     notes.extend(plan.notes(state.config.bash.mode));
     if cfg!(not(windows)) {
@@ -204,6 +206,41 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
             .replace('\t', "\\t")
     }));
     super::text(format_outcome(&ran.outcome, &notes, &fresh_boundary()))
+}
+
+fn limit_message(e: LimitError) -> String {
+    match e {
+        LimitError::Zero => "timeout must be at least 1 second".into(),
+        LimitError::AboveMax(max) => format!(
+            "timeout: this server gives a call at most {} seconds (--bash-timeout-max)",
+            max.as_secs()
+        ),
+    }
+}
+
+/// What the model is told when a checked line did not run.
+fn call_error_message(shell: &Shell, e: CallError) -> String {
+    match e {
+        CallError::Refused(refusal) => shell.refusal_message(&refusal),
+        CallError::Sandbox(sandbox::Error::Gone(what)) => {
+            format!("The command ended without its result: {what}.")
+        }
+        CallError::Sandbox(why) => {
+            format!("The command did not run: the sandbox could not be set up ({why}).")
+        }
+        CallError::Poisoned => "The command did not run: an earlier command's check of what it \
+                                left behind could not be done, so no command that may write \
+                                runs until the server is restarted. Look for new .git \
+                                directories, git hooks and config, and editor or agent settings \
+                                in the roots before running git there."
+            .into(),
+        CallError::Survey(why) => format!(
+            "The command did not run: {why}. The server checks, before and after each command \
+             that may write, that no command leaves behind what runs outside the sandbox \
+             (docs/security.md); give smaller roots, or run with --bash-mode read-only."
+        ),
+        CallError::Closing => "The command did not run: the server is shutting down.".into(),
+    }
 }
 
 /// Questions one call may ask before it gives up: a line's commands can

@@ -21,9 +21,9 @@ use tokio::net::unix::pipe;
 use tokio_util::sync::CancellationToken;
 
 use super::{Ending, Outcome, collect};
-use crate::shell::sandbox::Confinement;
 use crate::shell::sandbox::fork_server::ForkServer;
 use crate::shell::sandbox::supervisor::{Finished, Report, Request};
+use crate::shell::sandbox::{Confinement, Error};
 use crate::shell::steps::Step;
 
 /// Where and how commands run.
@@ -52,6 +52,8 @@ enum Stop {
     OutputLimit,
 }
 
+const NO_REPORT: &str = "the call's supervisor ended without a report";
+
 /// How long the supervisor gets to kill and reap the call after SIGTERM.
 const STOP_GRACE: Duration = Duration::from_secs(3);
 
@@ -61,7 +63,7 @@ pub async fn run(
     steps: &[Step],
     setup: &Setup<'_>,
     cancel: &CancellationToken,
-) -> Result<Outcome, String> {
+) -> Result<Outcome, Error> {
     let request = serde_json::to_vec(&Request {
         steps: steps.to_vec(),
         cwd: setup.cwd.to_path_buf(),
@@ -69,8 +71,8 @@ pub async fn run(
         confinement: setup.confinement.clone(),
         protect: setup.protect.clone(),
     })
-    .map_err(|e| format!("cannot encode the plan: {e}"))?;
-    let cannot = |e: std::io::Error| format!("cannot start the call's supervisor: {e}");
+    .map_err(|e| Error::io("encoding the plan", e))?;
+    let cannot = |e: std::io::Error| Error::io("starting the call's supervisor", e);
     let (plan_read, plan_write) = new_pipe().map_err(cannot)?;
     let (stdout_read, stdout_write) = new_pipe().map_err(cannot)?;
     let (stderr_read, stderr_write) = new_pipe().map_err(cannot)?;
@@ -131,19 +133,17 @@ pub async fn run(
         hidden_failures,
     }) = report
     else {
-        return Err("The command's supervisor ended without a report.".to_string());
+        return Err(Error::gone(NO_REPORT));
     };
     out.hidden_failures = hidden_failures;
     out.ending = match report {
         Report::Exited(code) => Ending::Exited(code),
         Report::Signaled(sig) => Ending::Signaled(sig),
         Report::Failed(why) => {
-            return Err(format!(
-                "The command did not run: the sandbox could not be set up ({why})."
-            ));
+            return Err(Error::Reported(why));
         }
         Report::Stopped => {
-            return Err("The command's supervisor ended without a report.".to_string());
+            return Err(Error::gone(NO_REPORT));
         }
     };
     Ok(out)
@@ -181,12 +181,12 @@ impl Drop for Supervisor {
 }
 
 impl Supervisor {
-    fn new(pidfd: OwnedFd) -> Result<Supervisor, String> {
+    fn new(pidfd: OwnedFd) -> Result<Supervisor, Error> {
         // SAFETY: an OwnedFd keeps its descriptor open and unchanged for as
         // long as the AsyncFd owns it.
         let pidfd =
             unsafe { AsyncFd::register_with_interest(pidfd, tokio::io::Interest::READABLE) }
-                .map_err(|e| format!("cannot watch the supervisor: {e}"))?;
+                .map_err(|e| Error::io("watching the call's supervisor", e))?;
         Ok(Supervisor { pidfd: Some(pidfd) })
     }
 

@@ -12,7 +12,10 @@ use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
 use super::{Ending, Outcome};
+use crate::shell::sandbox::Error;
 use crate::shell::steps::Step;
+
+const ONLY_UNRESTRICTED: &str = "on Windows bash runs only in unrestricted mode";
 
 /// Where and how the line runs.
 pub struct Setup<'a> {
@@ -39,15 +42,15 @@ pub async fn run(
     steps: &[Step],
     setup: &Setup<'_>,
     cancel: &CancellationToken,
-) -> Result<Outcome, String> {
+) -> Result<Outcome, Error> {
     let [step] = steps else {
-        return Err("on Windows bash runs only in unrestricted mode".into());
+        return Err(Error::request(ONLY_UNRESTRICTED));
     };
     let [stage] = step.stages.as_slice() else {
-        return Err("on Windows bash runs only in unrestricted mode".into());
+        return Err(Error::request(ONLY_UNRESTRICTED));
     };
     let Some((program, args)) = stage.argv.split_first() else {
-        return Err("empty command".into());
+        return Err(Error::request("empty command"));
     };
     let mut child = tokio::process::Command::new(program)
         .args(args)
@@ -58,10 +61,10 @@ pub async fn run(
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| format!("rootbound: {program}: {e}"))?;
+        .map_err(|e| Error::io(format!("rootbound: {program}"), e))?;
     let mut out = Outcome::new(Ending::Exited(0));
     let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
-        return Err("cannot read the command's output".into());
+        return Err(Error::gone("cannot read the command's output"));
     };
     let mut obuf = vec![0u8; 64 * 1024];
     let mut ebuf = vec![0u8; 16 * 1024];
@@ -95,7 +98,7 @@ pub async fn run(
         return Ok(out);
     }
     let status = tokio::select! {
-        status = child.wait() => status.map_err(|e| e.to_string())?,
+        status = child.wait() => status.map_err(|e| Error::io("waiting for the command", e))?,
         () = tokio::time::sleep_until(setup.deadline.into()) => {
             let _ = child.start_kill();
             let _ = child.wait().await;

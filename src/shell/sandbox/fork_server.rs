@@ -33,6 +33,7 @@ use rustix::net::{
     SendAncillaryMessage, SendFlags, SocketFlags, SocketType,
 };
 
+use super::error::{Error, Result};
 use super::supervisor::{self, Prebuilt};
 use super::template::{self, Template};
 use super::{Confinement, Layers, SUPERVISOR_ARG, namespaces, probe};
@@ -94,8 +95,8 @@ impl ForkServer {
     /// Starts the fork server from `exe` with the server's confinement and
     /// waits for its answer. Blocks: call it on a thread that lives as long
     /// as the server (the fork server dies when that thread does).
-    pub fn start(exe: &Path, base: &Confinement) -> Result<ForkServer, String> {
-        let cannot = |e: std::io::Error| format!("cannot start the sandbox's fork server: {e}");
+    pub fn start(exe: &Path, base: &Confinement) -> Result<ForkServer> {
+        let cannot = |e: std::io::Error| Error::io("starting the sandbox's fork server", e);
         let (ours, theirs) = rustix::net::socketpair(
             AddressFamily::UNIX,
             SocketType::SEQPACKET,
@@ -117,11 +118,13 @@ impl ForkServer {
             Some(ANSWER_TIMEOUT),
         );
         timeout.map_err(|e| cannot(e.into()))?;
-        let config = serde_json::to_vec(base).map_err(|e| format!("cannot encode: {e}"))?;
+        let config =
+            serde_json::to_vec(base).map_err(|e| Error::io("encoding the confinement", e))?;
         send(&ours, &config, &[]).map_err(cannot)?;
         let (hello, _) = receive(&ours, MAX_MESSAGE).map_err(cannot)?;
-        let layers = serde_json::from_slice(&hello)
-            .map_err(|e| format!("the sandbox's fork server answered badly: {e}"))?;
+        let layers = serde_json::from_slice(&hello).map_err(|e| {
+            Error::Reported(format!("the sandbox's fork server answered badly: {e}"))
+        })?;
         rustix::io::ioctl_fionbio(&ours, true).map_err(|e| cannot(e.into()))?;
         Ok(ForkServer {
             socket: tokio::sync::Mutex::new(ours),
@@ -136,7 +139,7 @@ impl ForkServer {
     /// (a cancelled call) cannot leave an answer on the socket for the next
     /// call to take; a supervisor started for a caller that is gone is
     /// killed.
-    pub async fn launch(self: &Arc<Self>, fds: [OwnedFd; 4]) -> Result<OwnedFd, String> {
+    pub async fn launch(self: &Arc<Self>, fds: [OwnedFd; 4]) -> Result<OwnedFd> {
         let server = self.clone();
         let (answer_to, answer) = tokio::sync::oneshot::channel();
         tokio::spawn(async move {
@@ -145,7 +148,7 @@ impl ForkServer {
             // Unwanted (the caller is gone), it is killed as it drops.
             let _ = answer_to.send(launched);
         });
-        let lost = || "the sandbox's fork server exchange was lost".to_string();
+        let lost = || Error::gone("the sandbox's fork server exchange was lost");
         answer
             .await
             .map_err(|_| lost())??
@@ -154,8 +157,8 @@ impl ForkServer {
     }
 
     /// One request and its answer, the socket held for both.
-    async fn exchange(&self, fds: &[OwnedFd; 4]) -> Result<OwnedFd, String> {
-        let gone = |e: std::io::Error| format!("the sandbox's fork server did not answer: {e}");
+    async fn exchange(&self, fds: &[OwnedFd; 4]) -> Result<OwnedFd> {
+        let gone = |e: std::io::Error| Error::io("asking the sandbox's fork server", e);
         let fds = fds.each_ref().map(AsFd::as_fd);
         let socket = self.socket.lock().await;
         // SAFETY: the socket stays open, and the same descriptor, for as
@@ -181,10 +184,10 @@ impl ForkServer {
         drop(watched);
         match (answer.as_slice(), pidfds.pop()) {
             (b"ok", Some(pidfd)) => Ok(pidfd),
-            _ => Err(format!(
+            _ => Err(Error::Reported(format!(
                 "the sandbox's fork server could not start a call: {}",
                 String::from_utf8_lossy(&answer)
-            )),
+            ))),
         }
     }
 }
@@ -283,7 +286,7 @@ pub fn main() -> i32 {
         };
         let answer = match launched {
             Ok(pidfd) => send(&socket, b"ok", &[pidfd.as_fd()]),
-            Err(why) => send(&socket, why.as_bytes(), &[]),
+            Err(why) => send(&socket, why.to_string().as_bytes(), &[]),
         };
         if answer.is_err() {
             return 1;
@@ -299,9 +302,12 @@ pub(super) fn fork_call(
     prebuilt: &Prebuilt,
     fds: Vec<OwnedFd>,
     view: Option<&template::View>,
-) -> Result<OwnedFd, String> {
+) -> Result<OwnedFd> {
     if fds.len() != 4 {
-        return Err(format!("a call needs 4 descriptors, not {}", fds.len()));
+        return Err(Error::request(format!(
+            "a call needs 4 descriptors, not {}",
+            fds.len()
+        )));
     }
     let namespaced = supervisor::namespaced(&prebuilt.base);
     let ids = namespaces::Ids::current();

@@ -24,6 +24,7 @@ use landlock::{
     RulesetAttr, RulesetCreatedAttr, Scope,
 };
 
+use super::error::{Error, Result};
 use super::{Confinement, DEVICES, ETC_FILES, SYSTEM_DIRS, namespaces};
 
 /// The Landlock ABI this kernel speaks (0: none).
@@ -108,11 +109,15 @@ fn user_paths(confinement: &Confinement) -> impl Iterator<Item = &PathBuf> {
 /// Opens a root or `--bash-read` directory (`O_PATH`) without following a
 /// link anywhere on its way, the last component included; a link is
 /// refused. Returns it with its device and inode.
-fn open_user_path(path: &Path) -> Result<(OwnedFd, Identity), String> {
-    let fd = namespaces::open_without_links(path).map_err(|e| e.to_string())?;
-    let st = rustix::fs::fstat(&fd).map_err(|e| e.to_string())?;
+fn open_user_path(path: &Path) -> Result<(OwnedFd, Identity)> {
+    let opening = || format!("opening {}", path.display());
+    let fd = namespaces::open_without_links(path).map_err(|e| Error::io(opening(), e))?;
+    let st = rustix::fs::fstat(&fd).map_err(|e| Error::io(opening(), e))?;
     if rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink {
-        return Err("a link".into());
+        return Err(Error::Unsafe {
+            path: path.to_path_buf(),
+            why: "a link",
+        });
     }
     Ok((fd, (st.st_dev, st.st_ino)))
 }
@@ -217,8 +222,8 @@ impl Opened {
 /// directory it is mounted over would not reach into it).
 /// `writable`: directories opened now (the call's fresh temporary file
 /// system); `readable`: files opened now (the view's own account files).
-pub fn build(opened: &Opened, writable: &[PathBuf], readable: &[&Path]) -> Result<Rules, String> {
-    let text = |e: landlock::RulesetError| e.to_string();
+pub fn build(opened: &Opened, writable: &[PathBuf], readable: &[&Path]) -> Result<Rules> {
+    let text = Error::Landlock;
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(handled())
@@ -247,7 +252,7 @@ pub fn build(opened: &Opened, writable: &[PathBuf], readable: &[&Path]) -> Resul
             .map_err(text)?;
     }
     let fd: Option<OwnedFd> = ruleset.into();
-    let fd = fd.ok_or("the kernel has no Landlock support")?;
+    let fd = fd.ok_or(Error::Unavailable("the kernel has no Landlock support"))?;
     Ok(Rules { fd })
 }
 

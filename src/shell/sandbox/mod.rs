@@ -24,6 +24,7 @@
 //! Each layer is detected once ([`probe`]); a missing layer is logged and
 //! shown by `rootbound sandbox`, never pretended.
 
+pub mod error;
 #[cfg(target_os = "linux")]
 pub mod fork_server;
 #[cfg(target_os = "linux")]
@@ -55,6 +56,7 @@ use std::path::PathBuf;
 #[cfg(target_os = "linux")]
 use serde::{Deserialize, Serialize};
 
+pub use error::Error;
 #[cfg(target_os = "linux")]
 pub use probe::Layers;
 

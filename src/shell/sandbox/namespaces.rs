@@ -25,13 +25,11 @@ use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 
+use super::error::{Error, Result};
+
 /// The namespaces a call gets (the user namespace only where allowed).
 const NAMESPACE_FLAGS: libc::c_int =
     libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
-
-fn os_error(what: &str) -> String {
-    format!("{what}: {}", std::io::Error::last_os_error())
-}
 
 /// The ids a process had before entering a user namespace: they are what
 /// it maps to itself.
@@ -71,7 +69,7 @@ pub enum Cloned {
 /// A raw `clone` runs none of the C library's fork handlers; the child runs
 /// only this crate's code and `exec`s its commands, and its thread id is
 /// asked of the kernel, never of the C library.
-pub fn clone_call(namespaces: Option<bool>) -> Result<Cloned, String> {
+pub fn clone_call(namespaces: Option<bool>) -> Result<Cloned> {
     let mut flags = libc::CLONE_PIDFD | libc::SIGCHLD;
     if let Some(user) = namespaces {
         flags |= NAMESPACE_FLAGS;
@@ -100,7 +98,7 @@ pub fn clone_call(namespaces: Option<bool>) -> Result<Cloned, String> {
                 <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(pidfd)
             }))
         }
-        _ => Err(os_error("clone into new namespaces")),
+        _ => Err(Error::last_os("clone into new namespaces")),
     }
 }
 
@@ -110,7 +108,7 @@ pub fn clone_call(namespaces: Option<bool>) -> Result<Cloned, String> {
 /// the template clones it. Like `fork`, the child goes on from here; only a
 /// single-threaded caller may use it. Returns the child's pid to the
 /// parent, 0 to the child.
-pub fn clone_template(user: bool) -> Result<libc::pid_t, String> {
+pub fn clone_template(user: bool) -> Result<libc::pid_t> {
     let mut flags = libc::CLONE_NEWNS | libc::SIGCHLD;
     if user {
         flags |= libc::CLONE_NEWUSER;
@@ -127,7 +125,7 @@ pub fn clone_template(user: bool) -> Result<libc::pid_t, String> {
         )
     };
     if pid < 0 {
-        return Err(os_error("clone into a template's namespaces"));
+        return Err(Error::last_os("clone into a template's namespaces"));
     }
     Ok(pid as libc::pid_t)
 }
@@ -137,12 +135,7 @@ pub fn clone_template(user: bool) -> Result<libc::pid_t, String> {
 /// the namespace over the host's, so the call's processes can look up only
 /// each other (Landlock still keeps `/proc` unreadable). Before the mounts
 /// go read-only.
-pub fn set_up_as_init(
-    ids: Ids,
-    user: bool,
-    pid_max: Option<u64>,
-    ipc_limits: bool,
-) -> Result<(), String> {
+pub fn set_up_as_init(ids: Ids, user: bool, pid_max: Option<u64>, ipc_limits: bool) -> Result<()> {
     if user {
         map_ids(ids)?;
     }
@@ -161,7 +154,7 @@ pub fn set_up_as_init(
 /// queues and semaphore sets, and few POSIX message queues. The kernel lets
 /// the namespace's own root set these (Linux 5.19+ for a user namespace's);
 /// where it refuses, the call does not run.
-pub fn limit_ipc() -> Result<(), String> {
+pub fn limit_ipc() -> Result<()> {
     let page = 4096u64;
     let settings: [(&str, String); 8] = [
         ("/proc/sys/kernel/shmmax", super::SHM_BYTES.to_string()),
@@ -182,22 +175,22 @@ pub fn limit_ipc() -> Result<(), String> {
             .write(true)
             .open(file)
             .and_then(|mut f| f.write_all(value.as_bytes()))
-            .map_err(|e| format!("bounding the call's IPC namespace ({file}): {e}"))?;
+            .map_err(|e| Error::io(format!("bounding the call's IPC namespace ({file})"), e))?;
     }
     Ok(())
 }
 
 /// Sets the PID namespace's `pid_max` (Linux 6.14+), from inside it.
-pub fn set_pid_max(max: u64) -> Result<(), String> {
+pub fn set_pid_max(max: u64) -> Result<()> {
     std::fs::OpenOptions::new()
         .write(true)
         .open("/proc/sys/kernel/pid_max")
         .and_then(|mut f| f.write_all(max.to_string().as_bytes()))
-        .map_err(|e| format!("setting the PID namespace's pid_max: {e}"))
+        .map_err(|e| Error::io("setting the PID namespace's pid_max", e))
 }
 
 /// Mounts a `/proc` of the caller's PID namespace over the host's.
-pub fn mount_own_proc() -> Result<(), String> {
+pub fn mount_own_proc() -> Result<()> {
     // SAFETY: mount(2) with valid C strings, in our own mount namespace.
     let mounted = unsafe {
         libc::mount(
@@ -209,26 +202,26 @@ pub fn mount_own_proc() -> Result<(), String> {
         )
     };
     if mounted != 0 {
-        return Err(os_error("mounting the namespace's /proc"));
+        return Err(Error::last_os("mounting the namespace's /proc"));
     }
     Ok(())
 }
 
 /// Maps the ids a process had before its user namespace to themselves.
-pub fn map_ids(ids: Ids) -> Result<(), String> {
+pub fn map_ids(ids: Ids) -> Result<()> {
     write_id_maps(ids.uid, ids.gid)
 }
 
 /// Maps the caller's own uid and gid to themselves, the one mapping a
 /// process may write for itself. Other owners read as `nobody` inside;
 /// access is still decided on the real ids.
-fn write_id_maps(uid: libc::uid_t, gid: libc::gid_t) -> Result<(), String> {
-    let write = |file: &str, text: &str| -> Result<(), String> {
+fn write_id_maps(uid: libc::uid_t, gid: libc::gid_t) -> Result<()> {
+    let write = |file: &str, text: &str| -> Result<()> {
         std::fs::OpenOptions::new()
             .write(true)
             .open(file)
             .and_then(|mut f| f.write_all(text.as_bytes()))
-            .map_err(|e| format!("{file}: {e}"))
+            .map_err(|e| Error::io(format!("writing {file}"), e))
     };
     write("/proc/self/setgroups", "deny")?;
     write("/proc/self/uid_map", &format!("{uid} {uid} 1\n"))?;
@@ -244,12 +237,7 @@ struct MountAttr {
     userns_fd: u64,
 }
 
-fn mount_setattr(
-    path: &std::ffi::CStr,
-    recursive: bool,
-    set: u64,
-    clear: u64,
-) -> Result<(), String> {
+fn mount_setattr(path: &std::ffi::CStr, recursive: bool, set: u64, clear: u64) -> Result<()> {
     let attr = MountAttr {
         attr_set: set,
         attr_clr: clear,
@@ -269,7 +257,7 @@ fn mount_setattr(
         )
     };
     if rc != 0 {
-        return Err(os_error(&format!(
+        return Err(Error::last_os(format!(
             "mount_setattr {}",
             path.to_string_lossy()
         )));
@@ -277,10 +265,12 @@ fn mount_setattr(
     Ok(())
 }
 
-fn c_path(path: &std::path::Path) -> Result<std::ffi::CString, String> {
+fn c_path(path: &std::path::Path) -> Result<std::ffi::CString> {
     use std::os::unix::ffi::OsStrExt;
-    std::ffi::CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| format!("{} contains a NUL byte", path.display()))
+    std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| Error::Unsafe {
+        path: path.to_path_buf(),
+        why: "contains a NUL byte",
+    })
 }
 
 /// Makes every mount read-only except `writable` (each bound onto itself,
@@ -293,7 +283,7 @@ pub fn remount_read_only(
     writable: &[PathBuf],
     hidden: &[PathBuf],
     fresh: &[PathBuf],
-) -> Result<(), String> {
+) -> Result<()> {
     let root = c"/";
     // SAFETY: mount(2) with valid C strings; changes only our namespace.
     unsafe {
@@ -305,7 +295,7 @@ pub fn remount_read_only(
             std::ptr::null(),
         ) != 0
         {
-            return Err(os_error("making mounts private"));
+            return Err(Error::last_os("making mounts private"));
         }
         for dir in hidden {
             let dir = c_path(dir)?;
@@ -317,7 +307,7 @@ pub fn remount_read_only(
                 c"size=4k,mode=755".as_ptr().cast(),
             ) != 0
             {
-                return Err(os_error(&format!("hiding {}", dir.to_string_lossy())));
+                return Err(Error::last_os(format!("hiding {}", dir.to_string_lossy())));
             }
         }
     }
@@ -334,7 +324,7 @@ pub fn remount_read_only(
                 std::ptr::null(),
             ) != 0
             {
-                return Err(os_error(&format!("binding {}", dir.to_string_lossy())));
+                return Err(Error::last_os(format!("binding {}", dir.to_string_lossy())));
             }
         }
     }
@@ -356,7 +346,7 @@ pub fn remount_read_only(
 /// a link anywhere on its way (a directory swapped for a link since the
 /// survey leads nowhere); one that is gone, or is a link now, is passed
 /// over: the check after the call sees whatever took its place.
-pub fn protect(protect: &super::Protect) -> Result<(), String> {
+pub fn protect(protect: &super::Protect) -> Result<()> {
     for path in &protect.pinned {
         bind_over_itself(path, false)?;
     }
@@ -398,13 +388,13 @@ fn is_dir(opened: &OwnedFd) -> bool {
     is_of_type(opened, rustix::fs::FileType::Directory)
 }
 
-fn bind_over_itself(path: &std::path::Path, read_only: bool) -> Result<(), String> {
+fn bind_over_itself(path: &std::path::Path, read_only: bool) -> Result<()> {
     let target = match open_without_links(path) {
         Ok(fd) => fd,
         Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR | rustix::io::Errno::LOOP) => {
             return Ok(());
         }
-        Err(e) => return Err(format!("protecting {}: {e}", path.display())),
+        Err(e) => return Err(Error::io(format!("protecting {}", path.display()), e)),
     };
     if is_link(&target) {
         return Ok(());
@@ -415,7 +405,7 @@ fn bind_over_itself(path: &std::path::Path, read_only: bool) -> Result<(), Strin
     let tree = open_tree_at(&target, false, &protecting)?;
     if read_only {
         set_tree_attributes(&tree, libc::MOUNT_ATTR_RDONLY, 0)
-            .map_err(|e| format!("{protecting}: {e}"))?;
+            .map_err(|e| e.within(&protecting))?;
     }
     move_tree_onto(&tree, &target, &protecting)
 }
@@ -432,7 +422,7 @@ pub enum Access {
     Device,
 }
 
-fn open_tree(path: &std::path::Path) -> Result<OwnedFd, String> {
+fn open_tree(path: &std::path::Path) -> Result<OwnedFd> {
     use std::os::fd::FromRawFd;
     let c = c_path(path)?;
     // SAFETY: open_tree with a valid C string.
@@ -447,7 +437,7 @@ fn open_tree(path: &std::path::Path) -> Result<OwnedFd, String> {
         )
     };
     if fd < 0 {
-        return Err(os_error(&format!(
+        return Err(Error::last_os(format!(
             "copying the mount of {}",
             path.display()
         )));
@@ -458,7 +448,7 @@ fn open_tree(path: &std::path::Path) -> Result<OwnedFd, String> {
 
 /// A detached copy of the mount at `opened` (see [`open_without_links`]),
 /// with the mounts beneath it if `recursive`; `what` names it in errors.
-fn open_tree_at(opened: &OwnedFd, recursive: bool, what: &str) -> Result<OwnedFd, String> {
+fn open_tree_at(opened: &OwnedFd, recursive: bool, what: &str) -> Result<OwnedFd> {
     use std::os::fd::{AsRawFd, FromRawFd};
     let mut flags = (libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC) as libc::c_uint
         | libc::AT_EMPTY_PATH as libc::c_uint;
@@ -468,7 +458,7 @@ fn open_tree_at(opened: &OwnedFd, recursive: bool, what: &str) -> Result<OwnedFd
     // SAFETY: open_tree with a valid descriptor and an empty C string.
     let fd = unsafe { libc::syscall(libc::SYS_open_tree, opened.as_raw_fd(), c"".as_ptr(), flags) };
     if fd < 0 {
-        return Err(os_error(what));
+        return Err(Error::last_os(what.to_owned()));
     }
     // SAFETY: the kernel gave us this descriptor.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
@@ -476,7 +466,7 @@ fn open_tree_at(opened: &OwnedFd, recursive: bool, what: &str) -> Result<OwnedFd
 
 /// Mounts a detached tree on what `target` opened (see
 /// [`open_without_links`]); `what` names it in errors.
-fn move_tree_onto(tree: &OwnedFd, target: &OwnedFd, what: &str) -> Result<(), String> {
+fn move_tree_onto(tree: &OwnedFd, target: &OwnedFd, what: &str) -> Result<()> {
     use std::os::fd::AsRawFd;
     // SAFETY: move_mount between two valid descriptors, empty paths.
     let rc = unsafe {
@@ -490,12 +480,12 @@ fn move_tree_onto(tree: &OwnedFd, target: &OwnedFd, what: &str) -> Result<(), St
         )
     };
     if rc != 0 {
-        return Err(os_error(what));
+        return Err(Error::last_os(what.to_owned()));
     }
     Ok(())
 }
 
-fn set_tree_attributes(tree: &OwnedFd, set: u64, clear: u64) -> Result<(), String> {
+fn set_tree_attributes(tree: &OwnedFd, set: u64, clear: u64) -> Result<()> {
     use std::os::fd::AsRawFd;
     let attr = MountAttr {
         attr_set: set,
@@ -516,12 +506,12 @@ fn set_tree_attributes(tree: &OwnedFd, set: u64, clear: u64) -> Result<(), Strin
         )
     };
     if rc != 0 {
-        return Err(os_error("setting a mount's attributes"));
+        return Err(Error::last_os("setting a mount's attributes"));
     }
     Ok(())
 }
 
-fn move_tree(tree: &OwnedFd, to: &std::path::Path) -> Result<(), String> {
+fn move_tree(tree: &OwnedFd, to: &std::path::Path) -> Result<()> {
     use std::os::fd::AsRawFd;
     let c = c_path(to)?;
     // SAFETY: move_mount from a detached mount's descriptor to a path.
@@ -536,7 +526,7 @@ fn move_tree(tree: &OwnedFd, to: &std::path::Path) -> Result<(), String> {
         )
     };
     if rc != 0 {
-        return Err(os_error(&format!("mounting {}", to.display())));
+        return Err(Error::last_os(format!("mounting {}", to.display())));
     }
     Ok(())
 }
@@ -609,7 +599,7 @@ const BUILD_AT: &str = "/tmp";
 /// each of `fresh`. Paths outside do not exist at all, so not even their
 /// metadata can be asked (what bubblewrap does). Needs a mount namespace
 /// of our own; sources that do not exist are passed over.
-pub fn enter_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<(), String> {
+pub fn enter_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<()> {
     build_view(sources, fresh)?;
     mount_fresh(fresh)
 }
@@ -623,7 +613,7 @@ pub fn enter_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<()
 pub fn build_template_view(
     sources: &[(PathBuf, Access)],
     fresh: &[PathBuf],
-) -> Result<Vec<PathBuf>, String> {
+) -> Result<Vec<PathBuf>> {
     let mounted: Vec<PathBuf> = sources
         .iter()
         .filter(|(path, access)| {
@@ -645,14 +635,14 @@ pub fn build_template_view(
 /// each of `fresh`. A copy made in a new user namespace has its mounts'
 /// read-only flag locked on, never off, which is why the template holds the
 /// roots writable and a read-only call takes the right away.
-pub fn enter_template_copy(read_only: &[PathBuf], fresh: &[PathBuf]) -> Result<(), String> {
+pub fn enter_template_copy(read_only: &[PathBuf], fresh: &[PathBuf]) -> Result<()> {
     make_read_only(read_only)?;
     mount_fresh(fresh)
 }
 
 /// Makes each of `paths` (mount points in a template's copy) read-only,
 /// with everything mounted beneath it.
-pub fn make_read_only(paths: &[PathBuf]) -> Result<(), String> {
+pub fn make_read_only(paths: &[PathBuf]) -> Result<()> {
     for path in paths {
         mount_setattr(&c_path(path)?, true, libc::MOUNT_ATTR_RDONLY, 0)?;
     }
@@ -662,12 +652,12 @@ pub fn make_read_only(paths: &[PathBuf]) -> Result<(), String> {
 /// Takes away the fresh file systems [`mount_fresh`] put on `fresh`: a
 /// supervisor made ahead of its call mounted them before it knew the call
 /// was read-only, which has none.
-pub fn unmount_fresh(fresh: &[PathBuf]) -> Result<(), String> {
+pub fn unmount_fresh(fresh: &[PathBuf]) -> Result<()> {
     for dir in fresh {
         let dir = c_path(dir)?;
         // SAFETY: umount2(2) with a valid C string, in our own namespace.
         if unsafe { libc::umount2(dir.as_ptr(), libc::MNT_DETACH) } != 0 {
-            return Err(os_error(&format!(
+            return Err(Error::last_os(format!(
                 "taking away the temporary file system on {}",
                 dir.to_string_lossy()
             )));
@@ -678,7 +668,7 @@ pub fn unmount_fresh(fresh: &[PathBuf]) -> Result<(), String> {
 
 /// The root of [`enter_view`], without the fresh file systems (their mount
 /// points are made).
-fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<(), String> {
+fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<()> {
     make_private()?;
     enum Copy {
         Link(PathBuf),
@@ -765,14 +755,17 @@ fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<(), St
         )
     };
     if mounted != 0 {
-        return Err(os_error("mounting the call's new root"));
+        return Err(Error::last_os("mounting the call's new root"));
     }
     let inside = |path: &std::path::Path| build.join(path.strip_prefix("/").unwrap_or(path));
     let made = |what: &str, path: &std::path::Path, e: std::io::Error| {
-        format!("{what} {} in the call's new root: {e}", path.display())
+        Error::io(
+            format!("{what} {} in the call's new root", path.display()),
+            e,
+        )
     };
     let build_dir =
-        open_without_links(build).map_err(|e| format!("opening the call's new root: {e}"))?;
+        open_without_links(build).map_err(|e| Error::io("opening the call's new root", e))?;
     for (path, copy) in &copies {
         let at = inside(path);
         // The way to each mount point is made and opened one directory at
@@ -863,7 +856,10 @@ fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<(), St
             .map_err(|e| made("making", &at, e))?
             .is_none()
         {
-            return Err(format!("making {}: a link on its way", at.display()));
+            return Err(Error::Unsafe {
+                path: at.to_path_buf(),
+                why: "a link on its way",
+            });
         }
     }
     // SAFETY: chdir, pivot_root and umount2 with valid C strings: the new
@@ -874,7 +870,7 @@ fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<(), St
             || libc::umount2(c".".as_ptr(), libc::MNT_DETACH) != 0
             || libc::chdir(c"/".as_ptr()) != 0
         {
-            return Err(os_error("switching to the call's new root"));
+            return Err(Error::last_os("switching to the call's new root"));
         }
     }
     // A file system can be mounted on a directory of a read-only one.
@@ -932,7 +928,7 @@ fn kept_account_lines(text: &str, ids: &[u32]) -> String {
         .collect()
 }
 
-fn make_private() -> Result<(), String> {
+fn make_private() -> Result<()> {
     // SAFETY: mount(2) with valid C strings; changes only our namespace.
     let rc = unsafe {
         libc::mount(
@@ -944,19 +940,19 @@ fn make_private() -> Result<(), String> {
         )
     };
     if rc != 0 {
-        return Err(os_error("making mounts private"));
+        return Err(Error::last_os("making mounts private"));
     }
     Ok(())
 }
 
 /// Mounts a fresh writable file system in memory on each of `fresh`.
-pub fn mount_fresh(fresh: &[PathBuf]) -> Result<(), String> {
+pub fn mount_fresh(fresh: &[PathBuf]) -> Result<()> {
     let options = std::ffi::CString::new(format!(
         "size={},nr_inodes={},mode=700",
         super::TEMP_SIZE,
         super::TEMP_INODES
     ))
-    .map_err(|_| "bad tmpfs options".to_string())?;
+    .map_err(|_| Error::request("bad tmpfs options"))?;
     for dir in fresh {
         let dir = c_path(dir)?;
         // SAFETY: mount(2) with valid C strings, in our own namespace.
@@ -970,7 +966,7 @@ pub fn mount_fresh(fresh: &[PathBuf]) -> Result<(), String> {
             )
         };
         if rc != 0 {
-            return Err(os_error(&format!(
+            return Err(Error::last_os(format!(
                 "mounting a temporary file system on {}",
                 dir.to_string_lossy()
             )));
@@ -992,10 +988,10 @@ pub fn kill_everything_as_init() {
 
 /// Makes the caller a child subreaper: orphaned descendants become its
 /// children instead of init's, so it can kill and reap them.
-pub fn become_subreaper() -> Result<(), String> {
+pub fn become_subreaper() -> Result<()> {
     // SAFETY: prctl with integer arguments.
     if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) } != 0 {
-        return Err(os_error("PR_SET_CHILD_SUBREAPER"));
+        return Err(Error::last_os("PR_SET_CHILD_SUBREAPER"));
     }
     Ok(())
 }

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::error::Error;
 use super::{MAX_TASKS, SUPERVISOR_ARG, landlock, namespaces, seccomp};
 
 /// The layers this kernel provides to this process.
@@ -153,7 +154,7 @@ fn in_child(test: impl FnOnce() -> i32) -> i32 {
 }
 
 /// Runs the probe in a supervisor process started from `exe`.
-pub fn probe(exe: &Path) -> Result<Layers, String> {
+pub fn probe(exe: &Path) -> Result<Layers, Error> {
     let mut child = Command::new(exe)
         .args([SUPERVISOR_ARG, "probe"])
         .env_clear()
@@ -161,7 +162,7 @@ pub fn probe(exe: &Path) -> Result<Layers, String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("cannot start the sandbox probe: {e}"))?;
+        .map_err(|e| Error::io("starting the sandbox probe", e))?;
     let started = Instant::now();
     let status = loop {
         match child.try_wait() {
@@ -172,7 +173,7 @@ pub fn probe(exe: &Path) -> Result<Layers, String> {
             _ => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err("the sandbox probe did not finish".into());
+                return Err(Error::gone("the sandbox probe did not finish"));
             }
         }
     };
@@ -181,9 +182,12 @@ pub fn probe(exe: &Path) -> Result<Layers, String> {
         let _ = stdout.read_to_string(&mut out);
     }
     if !status.success() {
-        return Err(format!("the sandbox probe failed ({status})"));
+        return Err(Error::Reported(format!(
+            "the sandbox probe failed ({status})"
+        )));
     }
-    serde_json::from_str(&out).map_err(|e| format!("the sandbox probe answered badly: {e}"))
+    serde_json::from_str(&out)
+        .map_err(|e| Error::Reported(format!("the sandbox probe answered badly: {e}")))
 }
 
 /// One row of the property table.

@@ -45,6 +45,8 @@
 
 use std::collections::BTreeMap;
 
+use super::error::{Error, Result};
+
 /// One classic BPF instruction, as the kernel takes it.
 type Instruction = libc::sock_filter;
 
@@ -367,8 +369,10 @@ fn ret(action: u32) -> Instruction {
     }
 }
 
-fn jump(operation: u32, k: u32, jt: usize, jf: usize) -> Result<Instruction, String> {
-    let offset = |n: usize| u8::try_from(n).map_err(|_| format!("a jump of {n} instructions"));
+fn jump(operation: u32, k: u32, jt: usize, jf: usize) -> Result<Instruction> {
+    let offset = |n: usize| {
+        u8::try_from(n).map_err(|_| Error::Filter(format!("a jump of {n} instructions").into()))
+    };
     Ok(Instruction {
         code: (libc::BPF_JMP | operation | libc::BPF_K) as u16,
         jt: offset(jt)?,
@@ -396,7 +400,7 @@ impl ArgTest {
 
     /// Its code, placed at `at` in a block: it goes on to `holds` or
     /// `fails` (both later in the block).
-    fn code(&self, at: usize, holds: usize, fails: usize) -> Result<Vec<Instruction>, String> {
+    fn code(&self, at: usize, holds: usize, fails: usize) -> Result<Vec<Instruction>> {
         let mut code = vec![load(argument_offset(self.index()))];
         // The offset from the instruction after the one about to be added.
         let to = |target: usize, code: &Vec<Instruction>| target - (at + code.len() + 1);
@@ -430,7 +434,7 @@ impl ArgTest {
 
 /// The code of a leaf: its action, or its rules followed by an allow and
 /// a refusal.
-fn leaf(answer: &Answer) -> Result<Vec<Instruction>, String> {
+fn leaf(answer: &Answer) -> Result<Vec<Instruction>> {
     let rules = match answer {
         Answer::Always(action) => return Ok(vec![ret(*action)]),
         Answer::Rules(rules) => rules,
@@ -458,7 +462,7 @@ fn leaf(answer: &Answer) -> Result<Vec<Instruction>, String> {
 
 /// The code that finds the range a call number (in the accumulator) lies
 /// in: `ranges` are (first number, answer), sorted, the first from 0.
-fn tree(ranges: &[(u32, Answer)]) -> Result<Vec<Instruction>, String> {
+fn tree(ranges: &[(u32, Answer)]) -> Result<Vec<Instruction>> {
     if let [(_, answer)] = ranges {
         return leaf(answer);
     }
@@ -476,7 +480,7 @@ fn tree(ranges: &[(u32, Answer)]) -> Result<Vec<Instruction>, String> {
             code: (libc::BPF_JMP | libc::BPF_JA) as u16,
             jt: 0,
             jf: 0,
-            k: u32::try_from(lower.len()).map_err(|_| "a filter too long".to_string())?,
+            k: u32::try_from(lower.len()).map_err(|_| Error::Filter("a filter too long".into()))?,
         });
     }
     code.extend(lower);
@@ -485,8 +489,10 @@ fn tree(ranges: &[(u32, Answer)]) -> Result<Vec<Instruction>, String> {
 }
 
 /// Every call number's answer, as ranges of numbers answered alike.
-fn ranges(metadata: bool, ipc_shared: bool) -> Result<Vec<(u32, Answer)>, String> {
-    let number = |call: i64| u32::try_from(call).map_err(|_| format!("call number {call}"));
+fn ranges(metadata: bool, ipc_shared: bool) -> Result<Vec<(u32, Answer)>> {
+    let number = |call: i64| {
+        u32::try_from(call).map_err(|_| Error::Filter(format!("call number {call}").into()))
+    };
     let mut named: BTreeMap<u32, Answer> = BTreeMap::new();
     for call in REVIEWED_NEWER_CALLS {
         named.insert(*call, Answer::Always(ALLOW));
@@ -523,7 +529,7 @@ fn ranges(metadata: bool, ipc_shared: bool) -> Result<Vec<(u32, Answer)>, String
 
 /// Builds the filter. `metadata`: refuse metadata changes everywhere.
 /// `ipc_shared`: the call shares the host's IPC namespace.
-pub fn build(metadata: bool, ipc_shared: bool) -> Result<Filter, String> {
+pub fn build(metadata: bool, ipc_shared: bool) -> Result<Filter> {
     let mut program = vec![
         load(ARCH_OFFSET),
         jump(libc::BPF_JEQ, AUDIT_ARCH, 1, 0)?,
@@ -532,7 +538,9 @@ pub fn build(metadata: bool, ipc_shared: bool) -> Result<Filter, String> {
     ];
     program.extend(tree(&ranges(metadata, ipc_shared)?)?);
     if program.len() > usize::from(libc::BPF_MAXINSNS as u16) {
-        return Err(format!("a filter of {} instructions", program.len()));
+        return Err(Error::Filter(
+            format!("a filter of {} instructions", program.len()).into(),
+        ));
     }
     Ok(Filter { program })
 }

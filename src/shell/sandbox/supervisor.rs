@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::error::{Error, Result};
 use super::launcher::Launcher;
 use super::limits::Limits;
 use super::spawn::{self, Exec, Stream};
@@ -101,7 +102,7 @@ pub fn main(args: &[String]) -> i32 {
 pub struct Prebuilt {
     /// The server's confinement, with the layers the fork server found.
     pub base: Confinement,
-    prepared: Vec<(Confinement, Result<Prepared, String>)>,
+    prepared: Vec<(Confinement, Result<Prepared>)>,
     /// What the roots and `--bash-read` directories were when the fork
     /// server started: Landlock grants them only while they still are.
     started: landlock::Started,
@@ -141,7 +142,7 @@ impl Prebuilt {
         }
     }
 
-    fn find(&self, confinement: &Confinement) -> Option<&Result<Prepared, String>> {
+    fn find(&self, confinement: &Confinement) -> Option<&Result<Prepared>> {
         self.prepared
             .iter()
             .find(|(c, _)| c == confinement)
@@ -160,10 +161,7 @@ pub struct Prepared {
 impl Prepared {
     /// `started`: what the roots and `--bash-read` directories were when
     /// the fork server started, if this is one (see [`Prebuilt`]).
-    fn new(
-        confinement: &Confinement,
-        started: Option<&landlock::Started>,
-    ) -> Result<Prepared, String> {
+    fn new(confinement: &Confinement, started: Option<&landlock::Started>) -> Result<Prepared> {
         let layers = &confinement.layers;
         // A fresh temporary file system is opened per call, after it is
         // mounted; without a mount namespace the directory itself is used.
@@ -202,7 +200,7 @@ impl Prepared {
     }
 
     /// The call's confinement, once its mounts are in place.
-    fn confine(&self, confinement: &Confinement) -> Result<Confined, String> {
+    fn confine(&self, confinement: &Confinement) -> Result<Confined> {
         let fresh: Vec<PathBuf> = if confinement.layers.mount_ns {
             confinement.temp.iter().cloned().collect()
         } else {
@@ -229,7 +227,7 @@ impl Prepared {
                 .clone()
                 .map(Launcher::start)
                 .transpose()
-                .map_err(|e| format!("seccomp: {e}"))?,
+                .map_err(|e| Error::io("starting the seccomp launcher", e))?,
             limits: self.limits,
         })
     }
@@ -249,7 +247,7 @@ fn run_once() -> i32 {
     let request = match read_request() {
         Ok(request) => request,
         Err(why) => {
-            write_report(&Report::Failed(why).into());
+            write_report(&Report::Failed(why.to_string()).into());
             return 0;
         }
     };
@@ -258,7 +256,7 @@ fn run_once() -> i32 {
     match namespaces::clone_call(namespaced.then_some(request.confinement.layers.user_ns)) {
         Ok(namespaces::Cloned::Child) => {
             let report = serve(request, None, namespaced.then_some(ids), None, None)
-                .unwrap_or_else(|why| Report::Failed(why).into());
+                .unwrap_or_else(|why| Report::Failed(why.to_string()).into());
             write_report(&report);
             // SAFETY: leave without running destructors shared with the parent.
             unsafe { libc::_exit(0) }
@@ -277,7 +275,7 @@ fn run_once() -> i32 {
             0
         }
         Err(why) => {
-            write_report(&Report::Failed(why).into());
+            write_report(&Report::Failed(why.to_string()).into());
             0
         }
     }
@@ -303,7 +301,7 @@ pub fn run(
     }
     let report = read_request()
         .and_then(|request| serve(request, Some(prebuilt), ids, view, None))
-        .unwrap_or_else(|why| Report::Failed(why).into());
+        .unwrap_or_else(|why| Report::Failed(why.to_string()).into());
     write_report(&report);
     0
 }
@@ -349,7 +347,7 @@ pub fn run_handed(
     let report = started
         .and_then(|()| read_request())
         .and_then(|request| serve(request, Some(prebuilt), Some(ids), Some(view), Some(ahead)))
-        .unwrap_or_else(|why| Report::Failed(why).into());
+        .unwrap_or_else(|why| Report::Failed(why.to_string()).into());
     write_report(&report);
     0
 }
@@ -363,17 +361,17 @@ fn write_report(report: &Finished) {
 }
 
 /// The plan, from descriptor 0; then descriptor 0 is /dev/null.
-fn read_request() -> Result<Request, String> {
+fn read_request() -> Result<Request> {
     let mut bytes = Vec::new();
     std::io::stdin()
         .take(MAX_REQUEST_BYTES)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("reading the plan: {e}"))?;
-    to_dev_null(&[0]).map_err(|e| format!("cannot redirect standard input to /dev/null: {e}"))?;
+        .map_err(|e| Error::io("reading the plan", e))?;
+    to_dev_null(&[0]).map_err(|e| Error::io("redirecting standard input to /dev/null", e))?;
     // The report pipe must not reach the commands.
     // SAFETY: fcntl on descriptor 3.
     unsafe { libc::fcntl(3, libc::F_SETFD, libc::FD_CLOEXEC) };
-    serde_json::from_slice(&bytes).map_err(|e| format!("reading the plan: {e}"))
+    serde_json::from_slice(&bytes).map_err(|e| Error::io("reading the plan", e))
 }
 
 /// Descriptors 0 to 3 will be the call's: until they come, /dev/null
@@ -399,7 +397,7 @@ fn hold_first_four() {
 /// The start of every call, whatever its plan: signals, the OOM score,
 /// with namespaces (`ids`: the ids from before them) what their init sets
 /// up, and no capability for anything the call will `exec`.
-fn start(confinement: &Confinement, ids: Option<namespaces::Ids>) -> Result<(), String> {
+fn start(confinement: &Confinement, ids: Option<namespaces::Ids>) -> Result<()> {
     block_signals();
     // Should memory run out, the kernel ends the call's processes first,
     // never the host's: the score is inherited by every process of the
@@ -432,7 +430,7 @@ fn serve(
     ids: Option<namespaces::Ids>,
     view: Option<&template::View>,
     ahead: Option<Ahead>,
-) -> Result<Finished, String> {
+) -> Result<Finished> {
     let confinement = &request.confinement;
     let started = ahead.is_some();
     if !started {
@@ -447,7 +445,7 @@ fn serve(
                 // started ahead was started as the server's: the limits,
                 // layers and ids it set are the same for both.
                 let Some(prebuilt) = prebuilt.filter(|p| p.find(confinement).is_some()) else {
-                    return Err("the call's confinement is not the server's".into());
+                    return Err(Error::request("the call's confinement is not the server's"));
                 };
                 let read_only: &[PathBuf] = if confinement.read_only {
                     &view.writable

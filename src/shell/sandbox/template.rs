@@ -38,6 +38,7 @@ use std::time::Duration;
 
 use rustix::net::{AddressFamily, SocketFlags, SocketType};
 
+use super::error::{Error, Result};
 use super::fork_server::{fork_call, receive, send};
 use super::namespaces;
 use super::supervisor::{self, Prebuilt};
@@ -257,17 +258,14 @@ impl Template {
     /// `not_inherited` (the fork server's socket to its server, and the
     /// descriptors of the call it is starting) is closed in the template:
     /// a pipe of a call held open there would never reach its end.
-    pub fn start(
-        prebuilt: &Prebuilt,
-        not_inherited: &[BorrowedFd<'_>],
-    ) -> Result<Template, String> {
+    pub fn start(prebuilt: &Prebuilt, not_inherited: &[BorrowedFd<'_>]) -> Result<Template> {
         let base = &prebuilt.base;
         if !supervisor::namespaced(base) || !supervisor::view_possible(base) {
-            return Err("this confinement has no view to build".into());
+            return Err(Error::request("this confinement has no view to build"));
         }
         let sources = supervisor::view_sources(base);
         let fresh: Vec<PathBuf> = base.temp.iter().cloned().collect();
-        let cannot = |e: std::io::Error| format!("cannot start the view's template: {e}");
+        let cannot = |e: std::io::Error| Error::io("starting the view's template", e);
         let mounts = std::fs::File::open("/proc/self/mounts").map_err(cannot)?;
         // Watched from before the sources are looked at: a change between
         // the two is seen.
@@ -310,10 +308,10 @@ impl Template {
         drop(theirs);
         let (answer, _) = receive(&ours, 4096).map_err(cannot)?;
         if answer != b"ready" {
-            return Err(format!(
+            return Err(Error::Reported(format!(
                 "the view's template could not be built: {}",
                 String::from_utf8_lossy(&answer)
-            ));
+            )));
         }
         Ok(Template {
             socket: ours,
@@ -344,15 +342,17 @@ impl Template {
 
     /// Has the template start a call's supervisor with `fds` as its
     /// descriptors 0 to 3; returns a pidfd of it.
-    pub fn launch(&self, fds: &[OwnedFd]) -> Result<OwnedFd, String> {
-        let gone = |e: std::io::Error| format!("the view's template did not answer: {e}");
+    pub fn launch(&self, fds: &[OwnedFd]) -> Result<OwnedFd> {
+        let gone = |e: std::io::Error| Error::io("asking the view's template", e);
         let borrowed: Vec<BorrowedFd<'_>> = fds.iter().map(|fd| fd.as_fd()).collect();
         send(&self.socket, b"call", &borrowed).map_err(gone)?;
         let (answer, mut pidfds) = receive(&self.socket, 4096).map_err(gone)?;
         match (answer.as_slice(), pidfds.pop()) {
             (b"ok", Some(pidfd)) => Ok(pidfd),
-            (b"", None) => Err("the view's template has exited".into()),
-            _ => Err(String::from_utf8_lossy(&answer).into_owned()),
+            (b"", None) => Err(Error::gone("the view's template has exited")),
+            _ => Err(Error::Reported(
+                String::from_utf8_lossy(&answer).into_owned(),
+            )),
         }
     }
 }
@@ -384,7 +384,7 @@ fn serve(
     let view = match built {
         Ok(writable) => View { writable },
         Err(why) => {
-            let _ = send(socket, why.as_bytes(), &[]);
+            let _ = send(socket, why.to_string().as_bytes(), &[]);
             return 1;
         }
     };
@@ -424,7 +424,7 @@ fn serve(
                 running = pidfd.try_clone().ok();
                 send(socket, b"ok", &[pidfd.as_fd()])
             }
-            Err(why) => send(socket, why.as_bytes(), &[]),
+            Err(why) => send(socket, why.to_string().as_bytes(), &[]),
         };
         if answer.is_err() {
             break;
@@ -529,14 +529,14 @@ struct Waiting {
 impl Waiting {
     /// Makes one; `socket` (the template's own, to the fork server) is
     /// closed in it.
-    fn start(socket: &OwnedFd, prebuilt: &Prebuilt, view: &View) -> Result<Waiting, String> {
+    fn start(socket: &OwnedFd, prebuilt: &Prebuilt, view: &View) -> Result<Waiting> {
         let (ours, theirs) = rustix::net::socketpair(
             AddressFamily::UNIX,
             SocketType::SEQPACKET,
             SocketFlags::CLOEXEC,
             None,
         )
-        .map_err(|e| format!("cannot make a supervisor ahead: {e}"))?;
+        .map_err(|e| Error::io("making a supervisor ahead", e))?;
         let ids = namespaces::Ids::current();
         match namespaces::clone_call(Some(prebuilt.base.layers.user_ns))? {
             namespaces::Cloned::Parent(pidfd) => Ok(Waiting {

@@ -472,6 +472,120 @@ async fn a_bare_layout_written_at_the_root_is_not_a_repository() {
     assert!(!marker.exists(), "the bare layout's configuration ran");
 }
 
+/// Runs a program as on a kernel without Landlock (a seccomp filter
+/// answers `landlock_create_ruleset` with ENOSYS), from where no user
+/// namespace can be made and no capability is left: a call gets neither
+/// Landlock nor a mount namespace, so nothing in the kernel keeps a
+/// read-only call from writing.
+#[cfg(target_os = "linux")]
+const NO_LANDLOCK: &str = r#"
+import ctypes, os, platform, struct, sys
+number = {"x86_64": 444, "aarch64": 444}[platform.machine()]
+insn = lambda code, jt, jf, k: struct.pack("HBBI", code, jt, jf, k)
+program = b"".join([
+    insn(0x20, 0, 0, 0),                    # load the system call's number
+    insn(0x15, 0, 1, number),               # landlock_create_ruleset?
+    insn(0x06, 0, 0, 0x00050000 | 38),      # then fail with ENOSYS
+    insn(0x06, 0, 0, 0x7FFF0000),           # else allow
+])
+buffer = ctypes.create_string_buffer(program)
+class Fprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+fprog = Fprog(len(program) // 8, ctypes.addressof(buffer))
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.prctl(38, 1, 0, 0, 0) or libc.prctl(22, 2, ctypes.byref(fprog), 0, 0):
+    sys.exit("cannot install the filter: errno %d" % ctypes.get_errno())
+os.execvp(sys.argv[1], sys.argv[1:])
+"#;
+
+#[cfg(target_os = "linux")]
+const WITHOUT_LANDLOCK_OR_NAMESPACES: &[&str] = &[
+    "python3",
+    "-c",
+    NO_LANDLOCK,
+    "unshare",
+    "-U",
+    "-r",
+    "sh",
+    "-c",
+    "echo 0 > /proc/sys/user/max_user_namespaces && exec setpriv --bounding-set=-all \
+     --inh-caps=-all --ambient-caps=-all \"$0\" \"$@\"",
+];
+
+/// Where the kernel cannot make a call read-only, a line that runs git
+/// beside a program the user allowed is refused: that program could change
+/// what git reads after the check (`cp evil.cfg .git/config` before `git
+/// diff`), and only the policy would stand in its way. Judged by a marker
+/// only git's filter would write, and the configuration's bytes.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn without_a_sandbox_git_does_not_share_a_line_with_a_writer() {
+    let l = Layout::new();
+    l.git_repo();
+    let root = l.root();
+    // First, that the wrapper takes away what it says: nothing enforces
+    // "no write".
+    let table = std::process::Command::new(WITHOUT_LANDLOCK_OR_NAMESPACES[0])
+        .args(&WITHOUT_LANDLOCK_OR_NAMESPACES[1..])
+        .arg(common::BIN)
+        .args(["sandbox", "--root"])
+        .arg(&root)
+        .args(["--bash-mode", "allowlist"])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&table.stdout);
+    let no_write = table
+        .lines()
+        .find(|l| l.starts_with("no write outside the writable set"))
+        .unwrap_or_else(|| panic!("no property table: {table}"));
+    assert!(no_write.contains(" NO "), "{no_write}");
+
+    let marker = root.join("filter-ran");
+    let config = root.join(".git/config");
+    let pristine = std::fs::read(&config).unwrap();
+    let evil = format!(
+        "{}[filter \"x\"]\n\tclean = \"touch {}; cat\"\n",
+        String::from_utf8_lossy(&pristine),
+        marker.display()
+    );
+    std::fs::write(root.join(".gitattributes"), "notes.txt filter=x\n").unwrap();
+    std::fs::write(root.join("evil.cfg"), &evil).unwrap();
+    std::fs::write(root.join("notes.txt"), "changed\n").unwrap();
+    let server = Server::start_as(
+        WITHOUT_LANDLOCK_OR_NAMESPACES,
+        &[&root],
+        &["--bash-mode", "allowlist", "--bash-allow", "cp"],
+        &[],
+    )
+    .await;
+    let text = refused(&server, "cp evil.cfg .git/config; git diff --stat").await;
+    assert!(text.contains("run git in a call of its own"), "{text}");
+    assert!(!marker.exists(), "the filter ran: {text}");
+    assert_eq!(std::fs::read(&config).unwrap(), pristine);
+    // Alone, each still runs.
+    let a = ran(&server, "git diff --stat").await;
+    assert_eq!(a.exit_code(), Some(0), "{a:?}");
+    let a = ran(&server, "cp evil.cfg copied.cfg").await;
+    assert_eq!(a.exit_code(), Some(0), "{a:?}");
+    assert!(!marker.exists());
+
+    // A read-only server whose user allowed a writer: a line with it runs
+    // writable, and with no mount to hold `.git/config` read-only, the
+    // check after the call puts it back from its copy.
+    let server = Server::start_as(
+        WITHOUT_LANDLOCK_OR_NAMESPACES,
+        &[&root],
+        &["--bash-mode", "read-only", "--bash-allow", "cp"],
+        &[],
+    )
+    .await;
+    let (_, text) = bash(&server, "cp evil.cfg .git/config").await;
+    assert_eq!(std::fs::read(&config).unwrap(), pristine, "{text}");
+    let a = ran(&server, "git diff --stat").await;
+    assert_eq!(a.exit_code(), Some(0), "{a:?}");
+    assert!(!marker.exists(), "the filter ran: {text}");
+}
+
 /// Check, then use: git's configuration is checked before the line
 /// runs, so nothing may change it before git reads it: not a program earlier
 /// in the same line (the line then runs with nothing writable), and not

@@ -14,7 +14,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::MAX_READ_BYTES;
 use super::run::Outcome;
-#[cfg(unix)]
 use super::sandbox;
 use super::steps::Step;
 use crate::shell::config::BashConfig;
@@ -239,6 +238,17 @@ mod linux {
             })
         }
 
+        /// Whether a read-only call is kept from writing by the kernel:
+        /// Landlock (no write right anywhere) or read-only mounts. Without
+        /// either, only the policy stands between its commands and the
+        /// files.
+        pub async fn enforces_read_only(&self) -> bool {
+            self.started().await.is_ok_and(|started| {
+                let layers = started.fork_server.layers;
+                layers.landlock_abi > 0 || layers.mount_ns
+            })
+        }
+
         /// The fork server; the first call waits for its start on the
         /// blocking pool, not on the runtime's thread.
         async fn started(&self) -> Result<Started, sandbox::Error> {
@@ -384,6 +394,12 @@ mod other_unix {
             false
         }
 
+        /// On macOS `sandbox-exec`'s profile grants no write to a read-only
+        /// call; elsewhere nothing does.
+        pub async fn enforces_read_only(&self) -> bool {
+            cfg!(target_os = "macos")
+        }
+
         pub async fn execute(
             &self,
             call: &Call<'_>,
@@ -454,6 +470,11 @@ mod windows {
         }
 
         pub fn finish(&self) {}
+
+        /// Read-only calls do not run here (see `execute`).
+        pub async fn enforces_read_only(&self) -> bool {
+            false
+        }
 
         pub async fn execute(
             &self,

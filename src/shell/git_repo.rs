@@ -51,6 +51,11 @@ impl Pin {
         if let (Some(dir), Some(tree)) = (&self.git_dir, &self.work_tree) {
             env.push(("GIT_DIR".into(), dir.display().to_string()));
             env.push(("GIT_WORK_TREE".into(), tree.display().to_string()));
+            // With it set, git ignores `$GIT_DIR/commondir`: a `commondir`
+            // made while the line runs (a new name, which no mount holds
+            // read-only) cannot send git to another repository's config.
+            let common = self.common_dir.as_ref().unwrap_or(dir);
+            env.push(("GIT_COMMON_DIR".into(), common.display().to_string()));
         }
         env
     }

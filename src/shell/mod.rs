@@ -456,7 +456,23 @@ impl Shell {
         let _turn = turn;
         let read_only =
             (self.config.mode == BashMode::ReadOnly && !plan.writable_once) || plan.writes_nothing;
-        let writable = !read_only;
+        let executor = self.executor_for(plan);
+        // Where the kernel cannot keep a read-only call from writing (no
+        // Landlock, no mount namespace), only the policy stands between a
+        // program the user allowed (`cp`) and the files: such a call is
+        // gated, surveyed and checked after as a writable one is.
+        let writable = !read_only || !executor.enforces_read_only().await;
+        // A line that runs git beside another program runs read-only, so
+        // that nothing in it changes what git reads after the check; where
+        // it cannot be made so, it does not run.
+        if plan.writes_nothing && writable {
+            return Err(CallError::Refused(Refusal::new(
+                "git",
+                "it shares its line with another program, and this kernel's sandbox cannot keep \
+                 that program from changing what git reads (no Landlock, no mount namespace); \
+                 run git in a call of its own",
+            )));
+        }
         let gate = async {
             if !plan.git_pins.is_empty() {
                 let repositories: Vec<PathBuf> = plan
@@ -504,9 +520,8 @@ impl Shell {
         self.check_git_configs(plan, deadline, cancel).await?;
         // Windows has no sandbox to protect in; only the write tools' rules
         // apply there (docs/security.md).
-        let executor = self.executor_for(plan);
         #[cfg(unix)]
-        let aftercare = if read_only {
+        let aftercare = if !writable {
             None
         } else {
             Some(self.survey(executor, guard, deadline).await?)
@@ -1154,6 +1169,10 @@ mod tests {
                 .env
                 .contains(&("GIT_DIR".into(), root.join(".git").display().to_string()))
         );
+        assert!(stage.env.contains(&(
+            "GIT_COMMON_DIR".into(),
+            root.join(".git").display().to_string()
+        )));
         assert_eq!(plan.git_pins.len(), 1);
     }
 

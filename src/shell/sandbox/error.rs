@@ -136,4 +136,5 @@ impl std::error::Error for Error {
     }
 }
 
+#[cfg(target_os = "linux")]
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -6,7 +6,8 @@
 //! with the reason.
 
 use super::options::{
-    FLAG, OPT_TEXT, Operands, OptionRow, OptionsEnd, PATH, Parsed, Program, RefusedRow, TEXT, Words,
+    Examples, FLAG, OPT_TEXT, Operands, OptionRow, OptionsEnd, PATH, Parsed, Program, RefusedRow,
+    TEXT, Words,
 };
 use crate::shell::refusal::{Refusal, refuse};
 
@@ -48,6 +49,10 @@ pub const CAT: Program = Program {
         ("-u", "", FLAG),
         ("-v", "--show-nonprinting", FLAG),
     ],
+    examples: Examples {
+        allowed: &["cat -n a.txt", "cat -A --squeeze-blank a.txt b.txt"],
+        refused: &["cat --num a.txt", "cat /etc/passwd"],
+    },
     ..GNU_TOOL
 };
 
@@ -62,6 +67,10 @@ pub const HEAD: Program = Program {
         ("-z", "--zero-terminated", FLAG),
     ],
     numbers: true,
+    examples: Examples {
+        allowed: &["head -n 5 a.txt", "head -5 a.txt", "head --bytes=100 a.txt"],
+        refused: &["head --line=5 a.txt", "head ../a.txt"],
+    },
     ..GNU_TOOL
 };
 
@@ -82,6 +91,10 @@ pub const TAIL: Program = Program {
         ("-z", "--zero-terminated", FLAG),
     ],
     numbers: true,
+    examples: Examples {
+        allowed: &["tail -n +3 a.txt", "tail --follow=name --retry log.txt"],
+        refused: &["tail --pid=1 a.txt"],
+    },
     ..GNU_TOOL
 };
 
@@ -96,6 +109,10 @@ pub const WC: Program = Program {
         ("", "--total", TEXT),
     ],
     refused: &[FILES0_FROM],
+    examples: Examples {
+        allowed: &["wc -l a.txt", "wc --total=never -w a.txt b.txt"],
+        refused: &["wc --files0-from=list"],
+    },
     ..GNU_TOOL
 };
 
@@ -171,6 +188,14 @@ pub const LS: Program = Program {
         "follows symbolic links, which can lead out of the workspace",
     )],
     operands: Operands::PathsNoFollowWith(LS_NO_FOLLOW),
+    examples: Examples {
+        allowed: &["ls -la src", "ls -l link", "ls --color=never -1"],
+        refused: &[
+            "ls -L src",
+            "ls -H link",
+            "ls --dereference-command-line link",
+        ],
+    },
     ..GNU_TOOL
 };
 
@@ -244,6 +269,15 @@ pub const TREE: Program = Program {
     // 2.1.3 exits on the digit instead, having done nothing).
     options_end: OptionsEnd::Dashdash,
     words: Words::NextWord(&["-L"]),
+    examples: Examples {
+        allowed: &["tree -L 2 src", "tree -a --gitignore -I target"],
+        refused: &[
+            "tree -o out.txt",
+            "tree -l src",
+            "tree -Po x out.txt",
+            "tree --fromfile list",
+        ],
+    },
     ..GNU_TOOL
 };
 
@@ -296,6 +330,10 @@ pub const FILE: Program = Program {
     operands: Operands::PathsNoFollow,
     // file uses the C library's `getopt_long`, which permutes on BSD too.
     options_end: OptionsEnd::Dashdash,
+    examples: Examples {
+        allowed: &["file -b a.txt", "file --mime-type a.txt"],
+        refused: &["file -z a.gz", "file -f list", "file -L link"],
+    },
     ..GNU_TOOL
 };
 
@@ -314,6 +352,10 @@ pub const STAT: Program = Program {
         "follows symbolic links, which can lead out of the workspace",
     )],
     operands: Operands::PathsNoFollow,
+    examples: Examples {
+        allowed: &["stat -c %s a.txt", "stat --terse a.txt"],
+        refused: &["stat -L link", "stat --dereference link"],
+    },
     ..GNU_TOOL
 };
 
@@ -357,6 +399,14 @@ pub const DU: Program = Program {
             "reads patterns from a file of names, which cannot be checked",
         ),
     ],
+    examples: Examples {
+        allowed: &["du -sh src", "du --max-depth=1 -h ."],
+        refused: &[
+            "du -L src",
+            "du --files0-from=list",
+            "du --exclude-from=list src",
+        ],
+    },
     ..GNU_TOOL
 };
 
@@ -378,6 +428,10 @@ pub const DF: Program = Program {
         ("-T", "--print-type", FLAG),
         ("-x", "--exclude-type", TEXT),
     ],
+    examples: Examples {
+        allowed: &["df -h .", "df --output=size,used ."],
+        refused: &["df -h /etc"],
+    },
     ..GNU_TOOL
 };
 
@@ -385,6 +439,10 @@ pub const PWD: Program = Program {
     name: "pwd",
     options: &[("-L", "", FLAG), ("-P", "", FLAG)],
     operands: Operands::None,
+    examples: Examples {
+        allowed: &["pwd", "pwd -P"],
+        refused: &["pwd src"],
+    },
     ..GNU_TOOL
 };
 
@@ -399,6 +457,10 @@ pub const BASENAME: Program = Program {
     // GNU's option string starts with `+`, and BSD's getopt stops too:
     // `basename /a/b.rs -s .rs` has three operands.
     options_end: OptionsEnd::FirstOperand,
+    examples: Examples {
+        allowed: &["basename -s .rs src/main.rs", "basename /a/b.rs -s .rs"],
+        refused: &["basename --suffx=.rs a.rs"],
+    },
     ..GNU_TOOL
 };
 
@@ -406,6 +468,10 @@ pub const DIRNAME: Program = Program {
     name: "dirname",
     options: &[("-z", "--zero", FLAG)],
     operands: Operands::Texts,
+    examples: Examples {
+        allowed: &["dirname /usr/bin/env", "dirname -z a/b"],
+        refused: &["dirname --zer a/b"],
+    },
     ..GNU_TOOL
 };
 
@@ -423,6 +489,10 @@ pub const REALPATH: Program = Program {
         ("", "--no-symlinks", FLAG),
         ("-z", "--zero", FLAG),
     ],
+    examples: Examples {
+        allowed: &["realpath -e src", "realpath --relative-to=src a.txt"],
+        refused: &["realpath --relative-to=/etc a.txt"],
+    },
     ..GNU_TOOL
 };
 
@@ -465,6 +535,14 @@ pub const SORT: Program = Program {
         ),
         FILES0_FROM,
     ],
+    examples: Examples {
+        allowed: &["sort -t/ -k2 a.txt", "sort -rn a.txt"],
+        refused: &[
+            "sort -o out.txt a.txt",
+            "sort --compress-program=sh a.txt",
+            "sort -T tmp a.txt",
+        ],
+    },
     ..GNU_TOOL
 };
 
@@ -484,6 +562,10 @@ pub const UNIQ: Program = Program {
         ("-z", "--zero-terminated", FLAG),
     ],
     operands: Operands::AtMostPaths(1),
+    examples: Examples {
+        allowed: &["uniq -c a.txt", "uniq -f 1 a.txt"],
+        refused: &["uniq a.txt out.txt"],
+    },
     ..GNU_TOOL
 };
 
@@ -500,6 +582,10 @@ pub const CUT: Program = Program {
         ("", "--output-delimiter", TEXT),
         ("-z", "--zero-terminated", FLAG),
     ],
+    examples: Examples {
+        allowed: &["cut -d/ -f2 a.txt", "cut --complement -c1-3 a.txt"],
+        refused: &["cut -d, -f1 /etc/passwd"],
+    },
     ..GNU_TOOL
 };
 
@@ -516,6 +602,10 @@ pub const TR: Program = Program {
     // GNU's option string starts with `+` (`tr a -d` maps `a` to `-`), and
     // BSD's getopt stops there too.
     options_end: OptionsEnd::FirstOperand,
+    examples: Examples {
+        allowed: &["tr / _", "tr -d a", "tr a -d"],
+        refused: &["tr --del a"],
+    },
     ..GNU_TOOL
 };
 
@@ -601,6 +691,14 @@ pub const DIFF: Program = Program {
     // GNU diff and macOS's (FreeBSD's, through `getopt_long`) both permute.
     options_end: OptionsEnd::Dashdash,
     rules: Some(diff_rules),
+    examples: Examples {
+        allowed: &["diff -u a.txt b.txt", "diff -r --no-dereference src other"],
+        refused: &[
+            "diff -r src other",
+            "diff -l a.txt b.txt",
+            "diff --exclude-from=list a.txt b.txt",
+        ],
+    },
     ..GNU_TOOL
 };
 
@@ -615,6 +713,10 @@ pub const CMP: Program = Program {
         ("", "--silent", FLAG),
     ],
     operands: Operands::LeadingPaths(2),
+    examples: Examples {
+        allowed: &["cmp a.bin b.bin", "cmp -l a.bin b.bin 10"],
+        refused: &["cmp a.bin /etc/passwd"],
+    },
     ..GNU_TOOL
 };
 
@@ -630,6 +732,10 @@ pub const COMM: Program = Program {
         ("", "--total", FLAG),
         ("-z", "--zero-terminated", FLAG),
     ],
+    examples: Examples {
+        allowed: &["comm -12 a.txt b.txt", "comm --check-order a.txt b.txt"],
+        refused: &["comm -4 a.txt b.txt"],
+    },
     ..GNU_TOOL
 };
 
@@ -648,6 +754,10 @@ pub const NL: Program = Program {
         ("-v", "--starting-line-number", TEXT),
         ("-w", "--number-width", TEXT),
     ],
+    examples: Examples {
+        allowed: &["nl -ba a.txt", "nl --number-width=3 a.txt"],
+        refused: &["nl ../a.txt"],
+    },
     ..GNU_TOOL
 };
 
@@ -675,6 +785,10 @@ pub const OD: Program = Program {
         ("-s", "", FLAG),
         ("-x", "", FLAG),
     ],
+    examples: Examples {
+        allowed: &["od -An -tx1 a.bin", "od -c --read-bytes=16 a.bin"],
+        refused: &["od --skip=4 a.bin"],
+    },
     ..GNU_TOOL
 };
 
@@ -711,6 +825,15 @@ pub const XXD: Program = Program {
     // `-n/x` is the output file.
     options_end: OptionsEnd::FirstOperand,
     words: Words::Whole,
+    examples: Examples {
+        allowed: &["xxd -l 16 a.bin", "xxd -c8 -g1 a.bin", "xxd -r -p a.hex"],
+        refused: &[
+            "xxd a.bin out.bin",
+            "xxd -rp a.hex",
+            "xxd -r -p a.hex -n/x",
+            "xxd -cols8 a.bin",
+        ],
+    },
     ..GNU_TOOL
 };
 
@@ -731,6 +854,10 @@ pub const SHA256SUM: Program = Program {
     name: "sha256sum",
     options: SUM_OPTIONS,
     refused: SUM_REFUSED,
+    examples: Examples {
+        allowed: &["sha256sum a.txt", "sha256sum --tag -b a.txt"],
+        refused: &["sha256sum -c sums.txt"],
+    },
     ..GNU_TOOL
 };
 
@@ -738,6 +865,10 @@ pub const MD5SUM: Program = Program {
     name: "md5sum",
     options: SUM_OPTIONS,
     refused: SUM_REFUSED,
+    examples: Examples {
+        allowed: &["md5sum a.txt"],
+        refused: &["md5sum --check sums.txt"],
+    },
     ..GNU_TOOL
 };
 
@@ -748,6 +879,10 @@ pub const WHICH: Program = Program {
     // Debian's which is a script reading `getopts`, which stops at the first
     // operand; GNU which (other distributions) permutes.
     options_end: OptionsEnd::Differs,
+    examples: Examples {
+        allowed: &["which git", "which -a ls"],
+        refused: &["which ls -a", "which --all ls"],
+    },
     ..GNU_TOOL
 };
 

@@ -11,8 +11,8 @@ use super::git_config::config_key_hazard;
 use std::path::PathBuf;
 
 use super::options::{
-    self, FLAG, OPT_TEXT, Operands, OptionRow, OptionsEnd, PATH, Parsed, PathCheck, Program,
-    RefusedRow, TEXT, TEXT_OR_DEFAULT,
+    self, Examples, FLAG, OPT_TEXT, Operands, OptionRow, OptionsEnd, PATH, Parsed, PathCheck,
+    Program, RefusedRow, TEXT, TEXT_OR_DEFAULT,
 };
 use crate::shell::refusal::{Refusal, refuse};
 
@@ -638,16 +638,36 @@ pub const LOG: Program = Program {
     shared: &[DIFF_OPTIONS, REVISION_OPTIONS],
     refused: REVISION_REFUSED,
     numbers: true,
+    examples: Examples {
+        allowed: &[
+            "git log --oneline -n 5",
+            "git log -p --follow -- src/a.rs",
+            "git log -5 --stat",
+        ],
+        refused: &[
+            "git log --show-signature",
+            "git log --ext-diff",
+            "git log -- ../x",
+        ],
+    },
     ..Program::BASE
 };
 
 pub const WHATCHANGED: Program = Program {
     name: "whatchanged",
+    examples: Examples {
+        allowed: &["git whatchanged -n 3"],
+        refused: &["git whatchanged --output=out.txt"],
+    },
     ..LOG
 };
 
 pub const SHOW: Program = Program {
     name: "show",
+    examples: Examples {
+        allowed: &["git show HEAD --stat", "git show --name-only HEAD~1"],
+        refused: &["git show --textconv HEAD"],
+    },
     ..LOG
 };
 
@@ -668,6 +688,17 @@ pub const DIFF: Program = Program {
     ],
     shared: &[DIFF_OPTIONS],
     refused: DIFF_REFUSED,
+    examples: Examples {
+        allowed: &[
+            "git diff --cached --name-only",
+            "git diff -U5 HEAD~1 -- src",
+        ],
+        refused: &[
+            "git diff --ext-diff",
+            "git diff --ext-dif",
+            "git diff -O order.txt",
+        ],
+    },
     ..Program::BASE
 };
 
@@ -736,6 +767,14 @@ pub const GREP: Program = Program {
     // `PARSE_OPT_STOP_AT_NON_OPTION`: the pattern ends the options, and
     // git dies on a later word that starts with `-` (unless after `--`).
     options_end: OptionsEnd::FirstOperand,
+    examples: Examples {
+        allowed: &["git grep -n foo", "git grep -e foo --and -e bar -- src"],
+        refused: &[
+            "git grep --open-files-in-pager=sh foo",
+            "git grep -O foo",
+            "git grep --textc foo",
+        ],
+    },
     ..Program::BASE
 };
 
@@ -761,6 +800,10 @@ pub const STATUS: Program = Program {
         ("", "--find-renames", OPT_TEXT),
     ],
     refused: &[("", "--ignore-submodules", SUBMODULES)],
+    examples: Examples {
+        allowed: &["git status -s -b", "git status --porcelain=v2 -z"],
+        refused: &["git status --ignore-submodules=all"],
+    },
     ..Program::BASE
 };
 
@@ -802,6 +845,13 @@ pub const BLAME: Program = Program {
         ("", "--minimal", FLAG),
     ],
     refused: &[("", "--textconv", "runs text-conversion programs")],
+    examples: Examples {
+        allowed: &["git blame -L 1,5 a.rs", "git blame -w -M a.rs"],
+        refused: &[
+            "git blame --contents /etc/passwd a.rs",
+            "git blame --textconv a.rs",
+        ],
+    },
     ..Program::BASE
 };
 
@@ -842,6 +892,13 @@ pub const LS_FILES: Program = Program {
             "reads patterns from a file of names, which cannot be checked",
         ),
     ],
+    examples: Examples {
+        allowed: &[
+            "git ls-files -m",
+            "git ls-files --others --exclude-standard src",
+        ],
+        refused: &["git ls-files --recurse-submodules", "git ls-files -X list"],
+    },
     ..Program::BASE
 };
 
@@ -861,6 +918,10 @@ pub const LS_TREE: Program = Program {
         ("", "--abbrev", OPT_TEXT),
         ("", "--format", TEXT),
     ],
+    examples: Examples {
+        allowed: &["git ls-tree -r --name-only HEAD"],
+        refused: &["git ls-tree -R HEAD"],
+    },
     ..Program::BASE
 };
 
@@ -912,6 +973,13 @@ pub const REV_PARSE: Program = Program {
         "--show-superproject-working-tree",
         "runs git in the superproject, whose configuration rootbound has not checked",
     )],
+    examples: Examples {
+        allowed: &[
+            "git rev-parse --show-toplevel",
+            "git rev-parse --abbrev-ref HEAD",
+        ],
+        refused: &["git rev-parse --show-superproject-working-tree"],
+    },
     ..Program::BASE
 };
 
@@ -933,6 +1001,13 @@ pub const REV_LIST: Program = Program {
     shared: &[REVISION_OPTIONS],
     refused: REVISION_REFUSED,
     numbers: true,
+    examples: Examples {
+        allowed: &[
+            "git rev-list --count HEAD",
+            "git rev-list -n 3 --objects HEAD",
+        ],
+        refused: &["git rev-list --show-signature HEAD"],
+    },
     ..Program::BASE
 };
 
@@ -948,6 +1023,10 @@ pub const SHORTLOG: Program = Program {
     ],
     shared: &[REVISION_OPTIONS],
     refused: REVISION_REFUSED,
+    examples: Examples {
+        allowed: &["git shortlog -sn HEAD"],
+        refused: &["git shortlog --ext-diff HEAD"],
+    },
     ..Program::BASE
 };
 
@@ -968,6 +1047,10 @@ pub const DESCRIBE: Program = Program {
         ("", "--debug", FLAG),
     ],
     refused: &[("", "--dirty", SUBMODULES), ("", "--broken", SUBMODULES)],
+    examples: Examples {
+        allowed: &["git describe --tags --always"],
+        refused: &["git describe --dirty"],
+    },
     ..Program::BASE
 };
 
@@ -988,6 +1071,13 @@ pub const CAT_FILE: Program = Program {
         ("", "--textconv", "runs text-conversion programs"),
         ("", "--filters", "runs filter programs"),
     ],
+    examples: Examples {
+        allowed: &["git cat-file -p HEAD", "git cat-file -t HEAD"],
+        refused: &[
+            "git cat-file --textconv HEAD:a.rs",
+            "git cat-file --filters HEAD:a.rs",
+        ],
+    },
     ..Program::BASE
 };
 
@@ -1036,6 +1126,14 @@ pub const BRANCH: Program = Program {
     shared: &[LISTING_OPTIONS],
     operands: Operands::Texts,
     rules: Some(listing_rules),
+    examples: Examples {
+        allowed: &[
+            "git branch -a -v",
+            "git branch --list feat*",
+            "git branch --merged",
+        ],
+        refused: &["git branch newname", "git branch -d old"],
+    },
     ..Program::BASE
 };
 
@@ -1045,6 +1143,10 @@ pub const TAG: Program = Program {
     shared: &[LISTING_OPTIONS],
     operands: Operands::Texts,
     rules: Some(listing_rules),
+    examples: Examples {
+        allowed: &["git tag -l v1*", "git tag -n"],
+        refused: &["git tag v9"],
+    },
     ..Program::BASE
 };
 
@@ -1063,6 +1165,13 @@ pub const SHOW_REF: Program = Program {
         ("-q", "--quiet", FLAG),
     ],
     operands: Operands::Texts,
+    examples: Examples {
+        allowed: &[
+            "git show-ref --tags",
+            "git show-ref --verify refs/heads/main",
+        ],
+        refused: &["git show-ref --exclude-existing"],
+    },
     ..Program::BASE
 };
 
@@ -1075,6 +1184,13 @@ pub const MERGE_BASE: Program = Program {
         ("", "--is-ancestor", FLAG),
         ("", "--fork-point", FLAG),
     ],
+    examples: Examples {
+        allowed: &[
+            "git merge-base HEAD main",
+            "git merge-base --is-ancestor HEAD main",
+        ],
+        refused: &["git merge-base --fork-pt main"],
+    },
     ..Program::BASE
 };
 
@@ -1089,6 +1205,10 @@ pub const NAME_REV: Program = Program {
         ("", "--no-undefined", FLAG),
         ("", "--always", FLAG),
     ],
+    examples: Examples {
+        allowed: &["git name-rev --name-only HEAD"],
+        refused: &["git name-rev --stdin"],
+    },
     ..Program::BASE
 };
 
@@ -1096,6 +1216,10 @@ pub const COUNT_OBJECTS: Program = Program {
     name: "count-objects",
     options: &[("-v", "--verbose", FLAG), ("-H", "--human-readable", FLAG)],
     operands: Operands::None,
+    examples: Examples {
+        allowed: &["git count-objects -vH"],
+        refused: &["git count-objects src"],
+    },
     ..Program::BASE
 };
 
@@ -1103,6 +1227,10 @@ pub const VERSION: Program = Program {
     name: "version",
     options: &[("", "--build-options", FLAG)],
     operands: Operands::None,
+    examples: Examples {
+        allowed: &["git version --build-options"],
+        refused: &["git version --help"],
+    },
     ..Program::BASE
 };
 

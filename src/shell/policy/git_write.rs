@@ -10,7 +10,7 @@
 //! (`git::check`).
 
 use super::options::{
-    FLAG, OPT_TEXT, Operands, OptionsEnd, PATH, Parsed, Program, RefusedRow, TEXT,
+    Examples, FLAG, OPT_TEXT, Operands, OptionsEnd, PATH, Parsed, Program, RefusedRow, TEXT,
 };
 use crate::shell::refusal::{Refusal, refuse};
 
@@ -79,6 +79,14 @@ pub const ADD: Program = Program {
         ("-e", "--edit", EDITOR),
         ("", "--pathspec-from-file", NAMES_FILE),
     ],
+    examples: Examples {
+        allowed: &["git add -A", "git add -u src", "git add --chmod=+x run.sh"],
+        refused: &[
+            "git add -p",
+            "git add --pathspec-from-file=list",
+            "git add ../x",
+        ],
+    },
     ..Program::BASE
 };
 
@@ -126,6 +134,14 @@ pub const COMMIT: Program = Program {
         ("-t", "--template", "reads a template into an editor"),
         ("", "--pathspec-from-file", NAMES_FILE),
     ],
+    examples: Examples {
+        allowed: &["git commit -m msg", "git commit -a --amend --no-edit"],
+        refused: &[
+            "git commit -S -m msg",
+            "git commit -e",
+            "git commit -F /etc/passwd",
+        ],
+    },
     ..Program::BASE
 };
 
@@ -156,6 +172,10 @@ pub const CHECKOUT: Program = Program {
         ("", "--recurse-submodules", SUBMODULE_WORK),
         ("", "--pathspec-from-file", NAMES_FILE),
     ],
+    examples: Examples {
+        allowed: &["git checkout -b feature", "git checkout -- a.rs"],
+        refused: &["git checkout -p", "git checkout --recurse-submodules main"],
+    },
     ..Program::BASE
 };
 
@@ -181,6 +201,10 @@ pub const SWITCH: Program = Program {
         ("", "--ignore-other-worktrees", FLAG),
     ],
     refused: &[("", "--recurse-submodules", SUBMODULE_WORK)],
+    examples: Examples {
+        allowed: &["git switch -c feature", "git switch --detach HEAD~1"],
+        refused: &["git switch --recurse-submodules main"],
+    },
     ..Program::BASE
 };
 
@@ -206,6 +230,10 @@ pub const RESTORE: Program = Program {
         ("", "--recurse-submodules", SUBMODULE_WORK),
         ("", "--pathspec-from-file", NAMES_FILE),
     ],
+    examples: Examples {
+        allowed: &["git restore --staged a.rs", "git restore -s HEAD~1 a.rs"],
+        refused: &["git restore -p a.rs"],
+    },
     ..Program::BASE
 };
 
@@ -227,6 +255,10 @@ pub const RESET: Program = Program {
         ("", "--recurse-submodules", SUBMODULE_WORK),
         ("", "--pathspec-from-file", NAMES_FILE),
     ],
+    examples: Examples {
+        allowed: &["git reset --hard HEAD~1", "git reset -q a.rs"],
+        refused: &["git reset --patch"],
+    },
     ..Program::BASE
 };
 
@@ -249,6 +281,10 @@ pub const STASH: Program = Program {
         ("-p", "--patch", INTERACTIVE),
         ("", "--pathspec-from-file", NAMES_FILE),
     ],
+    examples: Examples {
+        allowed: &["git stash -u", "git stash push --keep-index -m wip"],
+        refused: &["git stash -p"],
+    },
     ..Program::BASE
 };
 
@@ -264,6 +300,10 @@ pub const RM: Program = Program {
         ("", "--sparse", FLAG),
     ],
     refused: &[("", "--pathspec-from-file", NAMES_FILE)],
+    examples: Examples {
+        allowed: &["git rm --cached a.rs", "git rm -r -n src"],
+        refused: &["git rm --pathspec-from-file=list"],
+    },
     ..Program::BASE
 };
 
@@ -275,6 +315,10 @@ pub const MV: Program = Program {
         ("-n", "--dry-run", FLAG),
         ("-v", "--verbose", FLAG),
     ],
+    examples: Examples {
+        allowed: &["git mv a.rs b.rs", "git mv -k a.rs src"],
+        refused: &["git mv a.rs ../b.rs"],
+    },
     ..Program::BASE
 };
 
@@ -325,6 +369,10 @@ pub const MERGE: Program = Program {
         ("", "--no-autostash", FLAG),
     ],
     refused: MERGE_LIKE_REFUSED,
+    examples: Examples {
+        allowed: &["git merge --no-ff feature", "git merge --abort"],
+        refused: &["git merge -s ours feature", "git merge -S feature"],
+    },
     ..Program::BASE
 };
 
@@ -347,6 +395,10 @@ pub const CHERRY_PICK: Program = Program {
         ("", "--no-gpg-sign", FLAG),
     ],
     refused: PICK_REFUSED,
+    examples: Examples {
+        allowed: &["git cherry-pick -x abc123", "git cherry-pick --continue"],
+        refused: &["git cherry-pick --strategy=ours abc123"],
+    },
     ..Program::BASE
 };
 
@@ -365,6 +417,10 @@ pub const REVERT: Program = Program {
         ("", "--no-gpg-sign", FLAG),
     ],
     refused: PICK_REFUSED,
+    examples: Examples {
+        allowed: &["git revert --no-edit HEAD"],
+        refused: &["git revert -e HEAD"],
+    },
     ..Program::BASE
 };
 
@@ -404,6 +460,10 @@ pub const REBASE: Program = Program {
         ("-S", "--gpg-sign", SIGNS),
         ("-s", "--strategy", STRATEGY),
     ],
+    examples: Examples {
+        allowed: &["git rebase --onto main feature", "git rebase --continue"],
+        refused: &["git rebase -i main", "git rebase --exec=make main"],
+    },
     ..Program::BASE
 };
 
@@ -435,6 +495,10 @@ pub const APPLY: Program = Program {
         "--directory",
         "moves where the patch applies; give paths inside the workspace",
     )],
+    examples: Examples {
+        allowed: &["git apply --check fix.patch", "git apply -R fix.patch"],
+        refused: &["git apply --directory=x fix.patch"],
+    },
     ..Program::BASE
 };
 
@@ -450,6 +514,10 @@ pub const CLEAN: Program = Program {
         ("-e", "--exclude", TEXT),
     ],
     refused: &[("-i", "--interactive", INTERACTIVE)],
+    examples: Examples {
+        allowed: &["git clean -n -d", "git clean -fdx"],
+        refused: &["git clean -i"],
+    },
     ..Program::BASE
 };
 
@@ -478,6 +546,10 @@ pub const INIT: Program = Program {
         ),
         ("", "--shared", "changes who may write the repository"),
     ],
+    examples: Examples {
+        allowed: &["git init -q", "git init -b main sub"],
+        refused: &["git init --template=t", "git init --bare"],
+    },
     ..Program::BASE
 };
 
@@ -513,6 +585,10 @@ pub const FETCH: Program = Program {
             "sends options to the other side's program",
         ),
     ],
+    examples: Examples {
+        allowed: &["git fetch --prune", "git fetch --depth 1 origin"],
+        refused: &["git fetch --upload-pack=sh origin"],
+    },
     ..Program::BASE
 };
 
@@ -546,6 +622,10 @@ pub const PULL: Program = Program {
         ("-e", "--edit", EDITOR),
         ("-s", "--strategy", STRATEGY),
     ],
+    examples: Examples {
+        allowed: &["git pull --ff-only", "git pull --rebase=false origin"],
+        refused: &["git pull -s ours"],
+    },
     ..Program::BASE
 };
 
@@ -578,6 +658,13 @@ pub const PUSH: Program = Program {
         ),
         ("", "--signed", SIGNS),
     ],
+    examples: Examples {
+        allowed: &["git push -u origin main", "git push --force-with-lease"],
+        refused: &[
+            "git push --receive-pack=sh origin",
+            "git push --signed origin",
+        ],
+    },
     ..Program::BASE
 };
 
@@ -632,6 +719,13 @@ pub const CLONE: Program = Program {
             "makes a partial clone, which fetches objects later through its transport",
         ),
     ],
+    examples: Examples {
+        allowed: &["git clone --depth 1 repo dest"],
+        refused: &[
+            "git clone -c core.hooksPath=x repo dest",
+            "git clone --bare repo dest",
+        ],
+    },
     ..Program::BASE
 };
 
@@ -665,6 +759,14 @@ pub const BRANCH: Program = Program {
         ("", "--format", TEXT),
     ],
     refused: &[("", "--edit-description", EDITOR)],
+    examples: Examples {
+        allowed: &[
+            "git branch feature",
+            "git branch -d old",
+            "git branch -m old new",
+        ],
+        refused: &["git branch --edit-description"],
+    },
     ..Program::BASE
 };
 
@@ -693,6 +795,10 @@ pub const TAG: Program = Program {
         ("-v", "--verify", SIGNS),
         ("-e", "--edit", EDITOR),
     ],
+    examples: Examples {
+        allowed: &["git tag v1.0", "git tag -a v1.0 -m release"],
+        refused: &["git tag -s v1.0", "git tag -u key v1.0"],
+    },
     ..Program::BASE
 };
 
@@ -813,5 +919,17 @@ pub const CONFIG: Program = Program {
     // `core.x` to `--get`.
     options_end: OptionsEnd::FirstOperand,
     rules: Some(config_setting_rules),
+    examples: Examples {
+        allowed: &[
+            "git config user.name me",
+            "git config --get core.autocrlf",
+            "git config --unset core.hooksPath",
+        ],
+        refused: &[
+            "git config core.hooksPath hooks",
+            "git config --global user.name me",
+            "git config core.hooksPath --get",
+        ],
+    },
     ..Program::BASE
 };

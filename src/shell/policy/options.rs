@@ -135,6 +135,18 @@ pub type OptionRow = (&'static str, &'static str, Takes);
 /// where it has none), and why (for a useful message).
 pub type RefusedRow = (&'static str, &'static str, &'static str);
 
+/// Command lines that show what a table means. Each runs as written
+/// through the policy, as the bash tool runs a command
+/// (`policy/examples.rs`), so they stay true statements of it. Only that
+/// test reads them.
+#[cfg_attr(not(test), allow(dead_code))]
+pub struct Examples {
+    /// Lines the policy accepts.
+    pub allowed: &'static [&'static str],
+    /// Lines it refuses, by this table or by the paths in them.
+    pub refused: &'static [&'static str],
+}
+
 /// One governed program: its options, the options refused with a reason of
 /// their own, and its operands.
 pub struct Program {
@@ -154,13 +166,16 @@ pub struct Program {
     /// Rules across options, checked after parsing (`diff -r` needs
     /// `--no-dereference`).
     pub rules: Option<CrossRule>,
+    /// What it accepts and refuses, by example.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub examples: Examples,
 }
 
 impl Program {
     /// What most tables share: no shared tables, no refused options, every
     /// operand a path, no `-NUM`, letters read as getopt clusters, options
     /// anywhere before `--`, no cross rules. A table states its name, its
-    /// options and what differs, and takes the rest with
+    /// options, its examples and what differs, and takes the rest with
     /// `..Program::BASE` (or a family's base built on it).
     pub const BASE: Program = Program {
         name: "",
@@ -172,6 +187,10 @@ impl Program {
         options_end: OptionsEnd::Dashdash,
         words: Words::Getopt,
         rules: None,
+        examples: Examples {
+            allowed: &[],
+            refused: &[],
+        },
     };
 
     /// The rows of its own table, then of the shared ones: the order in

@@ -4,7 +4,7 @@
 //! (`grep -R`, `rg -L`), options that run programs (`rg --pre`, `-z`,
 //! `--hostname-bin`), and files of names or patterns nothing checks.
 
-use super::options::{FLAG, OPT_TEXT, Operands, OptionsEnd, PATH, Program, TEXT, Words};
+use super::options::{Examples, FLAG, OPT_TEXT, Operands, OptionsEnd, PATH, Program, TEXT, Words};
 
 const FOLLOWS: &str =
     "follows every symbolic link while walking, which can lead out of the workspace; use -r";
@@ -80,16 +80,38 @@ pub const GREP: Program = Program {
     numbers: true,
     // GNU grep and macOS's (FreeBSD's) both use `getopt_long`, which permutes.
     options_end: OptionsEnd::Dashdash,
+    examples: Examples {
+        allowed: &[
+            "grep -rn foo src",
+            "grep -e foo -e bar a.txt",
+            "grep --color=never -C 2 foo a.txt",
+            "grep /etc/hosts a.txt",
+        ],
+        refused: &[
+            "grep -R foo src",
+            "grep -d recurse foo src",
+            "grep -f /etc/patterns a.txt",
+            "grep --exclude-from=list foo src",
+        ],
+    },
     ..Program::BASE
 };
 
 /// `egrep` and `fgrep` are `grep -E` and `grep -F`.
 pub const EGREP: Program = Program {
     name: "egrep",
+    examples: Examples {
+        allowed: &["egrep -in foo a.txt"],
+        refused: &["egrep -R foo src"],
+    },
     ..GREP
 };
 pub const FGREP: Program = Program {
     name: "fgrep",
+    examples: Examples {
+        allowed: &["fgrep -x foo a.txt"],
+        refused: &["fgrep --dereference-recursive foo src"],
+    },
     ..GREP
 };
 
@@ -228,6 +250,15 @@ pub const RG: Program = Program {
     // is `-f x`.
     options_end: OptionsEnd::Dashdash,
     words: Words::Lexopt,
+    examples: Examples {
+        allowed: &["rg -n foo src", "rg --files -g *.rs", "rg -tpy -e=foo"],
+        refused: &[
+            "rg -L foo",
+            "rg --pre=sh foo",
+            "rg -z foo",
+            "rg -f=/etc/passwd foo",
+        ],
+    },
     ..Program::BASE
 };
 

@@ -29,11 +29,12 @@ const GNU_TOOL: Program = Program {
     ..Program::BASE
 };
 
-const FILES0_FROM: RefusedRow = (
-    "",
-    "--files0-from",
-    "reads the names of the files to open from a file, which cannot be checked",
-);
+const FOLLOWS_LINKS: &str = "follows symbolic links, which can lead out of the workspace";
+const PATTERNS_FROM_FILE: &str = "reads patterns from a file of names, which cannot be checked";
+const NAMES_FROM_FILE: &str =
+    "reads the names of the files to open from a file, which cannot be checked";
+
+const FILES0_FROM: RefusedRow = ("", "--files0-from", NAMES_FROM_FILE);
 
 pub const CAT: Program = Program {
     name: "cat",
@@ -182,11 +183,7 @@ pub const LS: Program = Program {
         ("", "--zero", FLAG),
         ("-1", "", FLAG),
     ],
-    refused: &[(
-        "-L",
-        "--dereference",
-        "follows symbolic links, which can lead out of the workspace",
-    )],
+    refused: &[("-L", "--dereference", FOLLOWS_LINKS)],
     operands: Operands::PathsNoFollowWith(LS_NO_FOLLOW),
     examples: Examples {
         allowed: &["ls -la src", "ls -l link", "ls --color=never -1"],
@@ -314,11 +311,7 @@ pub const FILE: Program = Program {
             "--files-from",
             "reads the names of the files to examine from a file, which cannot be checked",
         ),
-        (
-            "-L",
-            "--dereference",
-            "follows symbolic links, which can lead out of the workspace",
-        ),
+        ("-L", "--dereference", FOLLOWS_LINKS),
         ("-z", "", "can run decompression programs"),
         ("-z", "--uncompress", "can run decompression programs"),
         (
@@ -346,11 +339,7 @@ pub const STAT: Program = Program {
         ("-t", "--terse", FLAG),
         ("", "--cached", TEXT),
     ],
-    refused: &[(
-        "-L",
-        "--dereference",
-        "follows symbolic links, which can lead out of the workspace",
-    )],
+    refused: &[("-L", "--dereference", FOLLOWS_LINKS)],
     operands: Operands::PathsNoFollow,
     examples: Examples {
         allowed: &["stat -c %s a.txt", "stat --terse a.txt"],
@@ -393,11 +382,7 @@ pub const DU: Program = Program {
             "--dereference",
             "follows every symbolic link, which can lead out of the workspace",
         ),
-        (
-            "-X",
-            "--exclude-from",
-            "reads patterns from a file of names, which cannot be checked",
-        ),
+        ("-X", "--exclude-from", PATTERNS_FROM_FILE),
     ],
     examples: Examples {
         allowed: &["du -sh src", "du --max-depth=1 -h ."],
@@ -682,11 +667,7 @@ pub const DIFF: Program = Program {
     ],
     refused: &[
         ("-l", "--paginate", "runs the pr program"),
-        (
-            "-X",
-            "--exclude-from",
-            "reads patterns from a file of names, which cannot be checked",
-        ),
+        ("-X", "--exclude-from", PATTERNS_FROM_FILE),
     ],
     // GNU diff and macOS's (FreeBSD's, through `getopt_long`) both permute.
     options_end: OptionsEnd::Dashdash,
@@ -844,11 +825,7 @@ const SUM_OPTIONS: &[OptionRow] = &[
     ("", "--untagged", FLAG),
     ("-z", "--zero", FLAG),
 ];
-const SUM_REFUSED: &[RefusedRow] = &[(
-    "-c",
-    "--check",
-    "reads the names of the files to open from a file, which cannot be checked",
-)];
+const SUM_REFUSED: &[RefusedRow] = &[("-c", "--check", NAMES_FROM_FILE)];
 
 pub const SHA256SUM: Program = Program {
     name: "sha256sum",

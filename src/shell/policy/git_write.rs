@@ -54,6 +54,12 @@ const RUNS_PROGRAM: &str = "runs a program given on the command line";
 const SUBMODULE_WORK: &str = "works in submodules, whose configuration is never checked";
 const NAMES_FILE: &str = "reads a list of names from a file";
 
+const MAKES_BARE: &str = "makes a bare repository, a layout rootbound does not run git in";
+const SENDS_SERVER_OPTIONS: &str = "sends options to the other side's program";
+const MOVES_REPOSITORY: &str =
+    "puts the repository elsewhere; rootbound pins it inside the workspace";
+const COPIES_TEMPLATE: &str = "copies hooks and configuration from a template";
+
 pub const ADD: Program = Program {
     name: "add",
     options: &[
@@ -529,21 +535,9 @@ pub const INIT: Program = Program {
         ("", "--object-format", TEXT),
     ],
     refused: &[
-        (
-            "",
-            "--template",
-            "copies hooks and configuration from a template",
-        ),
-        (
-            "",
-            "--separate-git-dir",
-            "puts the repository elsewhere; rootbound pins it inside the workspace",
-        ),
-        (
-            "",
-            "--bare",
-            "makes a bare repository, a layout rootbound does not run git in",
-        ),
+        ("", "--template", COPIES_TEMPLATE),
+        ("", "--separate-git-dir", MOVES_REPOSITORY),
+        ("", "--bare", MAKES_BARE),
         ("", "--shared", "changes who may write the repository"),
     ],
     examples: Examples {
@@ -579,11 +573,7 @@ pub const FETCH: Program = Program {
     refused: &[
         ("", "--upload-pack", REMOTE_PROGRAM),
         ("", "--recurse-submodules", SUBMODULE_WORK),
-        (
-            "-o",
-            "--server-option",
-            "sends options to the other side's program",
-        ),
+        ("-o", "--server-option", SENDS_SERVER_OPTIONS),
     ],
     examples: Examples {
         allowed: &["git fetch --prune", "git fetch --depth 1 origin"],
@@ -651,11 +641,7 @@ pub const PUSH: Program = Program {
         ("", "--receive-pack", REMOTE_PROGRAM),
         ("", "--exec", REMOTE_PROGRAM),
         ("", "--recurse-submodules", SUBMODULE_WORK),
-        (
-            "-o",
-            "--push-option",
-            "sends options to the other side's program",
-        ),
+        ("-o", "--push-option", SENDS_SERVER_OPTIONS),
         ("", "--signed", SIGNS),
     ],
     examples: Examples {
@@ -691,27 +677,11 @@ pub const CLONE: Program = Program {
             "sets configuration, which can make git run programs",
         ),
         ("-u", "--upload-pack", REMOTE_PROGRAM),
-        (
-            "",
-            "--template",
-            "copies hooks and configuration from a template",
-        ),
+        ("", "--template", COPIES_TEMPLATE),
         ("", "--recurse-submodules", SUBMODULE_WORK),
-        (
-            "",
-            "--separate-git-dir",
-            "puts the repository elsewhere; rootbound pins it inside the workspace",
-        ),
-        (
-            "",
-            "--bare",
-            "makes a bare repository, a layout rootbound does not run git in",
-        ),
-        (
-            "",
-            "--mirror",
-            "makes a bare repository, a layout rootbound does not run git in",
-        ),
+        ("", "--separate-git-dir", MOVES_REPOSITORY),
+        ("", "--bare", MAKES_BARE),
+        ("", "--mirror", MAKES_BARE),
         ("", "--reference", "borrows objects from another repository"),
         (
             "",

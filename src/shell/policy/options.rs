@@ -13,10 +13,12 @@
 //! `getopt_long` and git accept any unique prefix of a long option
 //! (`--open` for `--open-files-in-pager`), so a list of forbidden spellings
 //! can never be complete. Here an option is either in the program's table,
-//! spelled in full, or the command is refused. The table also says whether an
-//! option takes a value and whether that value names a path; the program's
-//! operand rule says which operands are paths. Every path is handed to the
-//! [`PathCheck`], and an argument it cannot classify is refused.
+//! spelled in full, or the command is refused. A table has a row per option,
+//! its short and long spelling side by side ([`OptionRow`]), each matched
+//! exactly; the row also says whether the option takes a value and whether
+//! that value names a path, and the program's operand rule says which
+//! operands are paths. Every path is handed to the [`PathCheck`], and an
+//! argument it cannot classify is refused.
 
 use std::path::Path;
 

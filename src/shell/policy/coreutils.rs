@@ -275,7 +275,7 @@ pub const TREE: Program = Program {
             "tree --fromfile list",
         ],
     },
-    ..GNU_TOOL
+    ..Program::BASE
 };
 
 pub const FILE: Program = Program {
@@ -327,7 +327,7 @@ pub const FILE: Program = Program {
         allowed: &["file -b a.txt", "file --mime-type a.txt"],
         refused: &["file -z a.gz", "file -f list", "file -L link"],
     },
-    ..GNU_TOOL
+    ..Program::BASE
 };
 
 pub const STAT: Program = Program {
@@ -815,7 +815,7 @@ pub const XXD: Program = Program {
             "xxd -cols8 a.bin",
         ],
     },
-    ..GNU_TOOL
+    ..Program::BASE
 };
 
 const SUM_OPTIONS: &[OptionRow] = &[
@@ -860,7 +860,7 @@ pub const WHICH: Program = Program {
         allowed: &["which git", "which -a ls"],
         refused: &["which ls -a", "which --all ls"],
     },
-    ..GNU_TOOL
+    ..Program::BASE
 };
 
 /// Programs whose arguments are all text and which read no file: `echo`,

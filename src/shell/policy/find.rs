@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::options::PathCheck;
+use super::options::{Examples, PathCheck};
 use crate::shell::refusal::{Refusal, refuse};
 
 /// A primary of the expression and what follows it.
@@ -116,6 +116,23 @@ const REFUSED: &[(&str, &str)] = &[
         "reads the starting points from a file, which cannot be checked",
     ),
 ];
+
+/// What find accepts and refuses, by example (run by `policy/examples.rs`).
+#[cfg_attr(not(test), allow(dead_code))]
+pub const EXAMPLES: Examples = Examples {
+    allowed: &[
+        "find . -name *.rs -type f",
+        "find src -newer Cargo.toml -print0",
+        "find -H . -maxdepth 2 ( -path ./target -prune -o -print )",
+    ],
+    refused: &[
+        "find . -exec rm {} ;",
+        "find . -delete",
+        "find -L .",
+        "find . -newer /etc/passwd",
+        "find . -fprint out.txt",
+    ],
+};
 
 /// Options before the starting points.
 const LEADING: &[&str] = &["-H", "-P"];

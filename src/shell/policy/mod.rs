@@ -14,6 +14,8 @@
 
 pub mod coreutils;
 pub mod env;
+#[cfg(test)]
+mod examples;
 pub mod find;
 pub mod git;
 pub mod git_config;

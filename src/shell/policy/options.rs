@@ -13,10 +13,12 @@
 //! `getopt_long` and git accept any unique prefix of a long option
 //! (`--open` for `--open-files-in-pager`), so a list of forbidden spellings
 //! can never be complete. Here an option is either in the program's table,
-//! spelled in full, or the command is refused. The table also says whether an
-//! option takes a value and whether that value names a path; the program's
-//! operand rule says which operands are paths. Every path is handed to the
-//! [`PathCheck`], and an argument it cannot classify is refused.
+//! spelled in full, or the command is refused. A table has a row per option,
+//! its short and long spelling side by side ([`OptionRow`]), each matched
+//! exactly; the row also says whether the option takes a value and whether
+//! that value names a path, and the program's operand rule says which
+//! operands are paths. Every path is handed to the [`PathCheck`], and an
+//! argument it cannot classify is refused.
 
 use std::path::Path;
 
@@ -122,15 +124,40 @@ pub enum Words {
 /// A rule across a program's options, checked after parsing.
 pub type CrossRule = fn(&Parsed<'_>) -> Result<(), Refusal>;
 
+/// One option: its short spelling and its long one (`""` where it has
+/// none), and what it takes. The engine matches either spelling exactly, and
+/// reports the one given ([`Given::name`]); an option with more spellings
+/// than two (`-q`, `--quiet`, `--silent`) takes a row per extra one. "Short"
+/// is the one-dash column: a letter (`-n`), or a whole word a program reads
+/// as one option (`-vv`, ripgrep's `-uu`); xxd's one-dash long options
+/// (`-cols`) stand in the long column beside their letter.
+pub type OptionRow = (&'static str, &'static str, Takes);
+
+/// An option that exists but is refused: its short and long spelling (`""`
+/// where it has none), and why (for a useful message).
+pub type RefusedRow = (&'static str, &'static str, &'static str);
+
+/// Command lines that show what a table means. Each runs as written
+/// through the policy, as the bash tool runs a command
+/// (`policy/examples.rs`), so they stay true statements of it. Only that
+/// test reads them.
+#[cfg_attr(not(test), allow(dead_code))]
+pub struct Examples {
+    /// Lines the policy accepts.
+    pub allowed: &'static [&'static str],
+    /// Lines it refuses, by this table or by the paths in them.
+    pub refused: &'static [&'static str],
+}
+
 /// One governed program: its options, the options refused with a reason of
 /// their own, and its operands.
 pub struct Program {
     pub name: &'static str,
-    pub options: &'static [(&'static str, Takes)],
+    pub options: &'static [OptionRow],
     /// Tables shared with other programs (git's diff and revision options).
-    pub shared: &'static [&'static [(&'static str, Takes)]],
-    /// Options that exist but are refused, with why (for a useful message).
-    pub refused: &'static [(&'static str, &'static str)],
+    pub shared: &'static [&'static [OptionRow]],
+    /// Options that exist but are refused, with why.
+    pub refused: &'static [RefusedRow],
     pub operands: Operands,
     /// Whether `-NUM` is an option (`head -5`, `grep -3`).
     pub numbers: bool,
@@ -141,12 +168,48 @@ pub struct Program {
     /// Rules across options, checked after parsing (`diff -r` needs
     /// `--no-dereference`).
     pub rules: Option<CrossRule>,
+    /// What it accepts and refuses, by example.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub examples: Examples,
+}
+
+impl Program {
+    /// What most tables share: no shared tables, no refused options, every
+    /// operand a path, no `-NUM`, letters read as getopt clusters, options
+    /// anywhere before `--`, no cross rules. A table states its name, its
+    /// options, its examples and what differs, and takes the rest with
+    /// `..Program::BASE` (or a family's base built on it).
+    pub const BASE: Program = Program {
+        name: "",
+        options: &[],
+        shared: &[],
+        refused: &[],
+        operands: Operands::Paths,
+        numbers: false,
+        options_end: OptionsEnd::Dashdash,
+        words: Words::Getopt,
+        rules: None,
+        examples: Examples {
+            allowed: &[],
+            refused: &[],
+        },
+    };
+
+    /// The rows of its own table, then of the shared ones: the order in
+    /// which a spelling is looked up.
+    pub fn rows(&self) -> impl Iterator<Item = &'static OptionRow> {
+        std::iter::once(self.options)
+            .chain(self.shared.iter().copied())
+            .flatten()
+    }
 }
 
 /// One option as given.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Given<'a> {
-    /// The option's name as the table spells it (`-n`, `--lines`).
+    /// The option's spelling as the word gave it and its row writes it
+    /// (`-n` or `--lines`, never one for the other), so a rule or operand
+    /// list that tests names lists every spelling it means.
     pub name: &'static str,
     pub value: Option<&'a str>,
     /// The word it came from, for messages.
@@ -165,6 +228,8 @@ pub struct Parsed<'a> {
 }
 
 impl Parsed<'_> {
+    /// Whether an option was given in this spelling (`-r` is not
+    /// `--recursive`: see [`Given::name`]).
     pub fn has(&self, name: &str) -> bool {
         self.options.iter().any(|o| o.name == name)
     }
@@ -232,17 +297,28 @@ impl Takes {
     }
 }
 
-/// An option of `program` by its exact spelling.
+/// The row's spelling equal to `name`, if either is (`""` stands for no
+/// spelling and matches nothing).
+fn spelled(short: &'static str, long: &'static str, name: &str) -> Option<&'static str> {
+    [short, long]
+        .into_iter()
+        .find(|spelling| !spelling.is_empty() && *spelling == name)
+}
+
+/// An option of `program` by its exact spelling: the spelling as its table
+/// writes it, and what it takes. The first row with that spelling wins.
 fn lookup(program: &Program, name: &str) -> Option<(&'static str, Takes)> {
-    std::iter::once(program.options)
-        .chain(program.shared.iter().copied())
-        .flat_map(|table| table.iter())
-        .find(|(n, _)| *n == name)
-        .copied()
+    program
+        .rows()
+        .find_map(|&(short, long, takes)| Some((spelled(short, long, name)?, takes)))
 }
 
 fn refused_option(program: &Program, name: &str, word: &str) -> Result<(), Refusal> {
-    if let Some((_, why)) = program.refused.iter().find(|(n, _)| *n == name) {
+    if let Some((_, _, why)) = program
+        .refused
+        .iter()
+        .find(|(short, long, _)| spelled(short, long, name).is_some())
+    {
         return refuse(word, format!("`{} {name}` {why}", program.name));
     }
     Ok(())
@@ -561,23 +637,18 @@ mod tests {
     const DEMO: Program = Program {
         name: "demo",
         options: &[
-            ("-n", TEXT),
-            ("--lines", TEXT),
-            ("-r", FLAG),
-            ("-v", FLAG),
-            ("-vv", FLAG),
-            ("-f", PATH),
-            ("--file", PATH),
-            ("--color", OPT_TEXT),
-            ("-U", OPT_TEXT),
+            ("-n", "--lines", TEXT),
+            ("-r", "", FLAG),
+            ("-v", "", FLAG),
+            ("-vv", "", FLAG),
+            ("-f", "--file", PATH),
+            ("", "--color", OPT_TEXT),
+            ("-U", "", OPT_TEXT),
         ],
-        shared: &[],
-        refused: &[("-R", "follows symbolic links")],
+        refused: &[("-R", "", "follows symbolic links")],
         operands: Operands::PatternThenPaths(&["-f", "--file"]),
         numbers: true,
-        options_end: OptionsEnd::Dashdash,
-        words: Words::Getopt,
-        rules: None,
+        ..Program::BASE
     };
 
     fn words(line: &str) -> Vec<String> {

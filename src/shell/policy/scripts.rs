@@ -4,6 +4,7 @@
 //! write files. (awk is a full language, so it is treated as an
 //! interpreter: see the policy's module docs.)
 
+use super::options::Examples;
 use crate::shell::refusal::{Refusal, refuse};
 
 fn flag_name(arg: &str) -> &str {
@@ -32,6 +33,18 @@ fn known_short_cluster(arg: &str, known: &[&str], takes_value: &str) -> bool {
     }
     true
 }
+
+/// What sed accepts and refuses, by example (run by `policy/examples.rs`).
+#[cfg_attr(not(test), allow(dead_code))]
+pub const SED_EXAMPLES: Examples = Examples {
+    allowed: &["sed -n 1,5p a.txt", "sed -E -e s/a+/b/g a.txt"],
+    refused: &[
+        "sed -i s/a/b/ a.txt",
+        "sed s/a/b/w out.txt a.txt",
+        "sed 1e date a.txt",
+        "sed -f script.sed a.txt",
+    ],
+};
 
 pub fn sed(args: &[String]) -> Result<(), Refusal> {
     let mut script_given = false;
@@ -167,6 +180,17 @@ pub fn check_sed_script(script: &str) -> Result<(), Refusal> {
 }
 
 const TAR_SAFE_SHORT: &str = "tvfzjJxcCOpP";
+
+/// What tar accepts and refuses, by example (run by `policy/examples.rs`).
+#[cfg_attr(not(test), allow(dead_code))]
+pub const TAR_EXAMPLES: Examples = Examples {
+    allowed: &["tar -tzf a.tgz", "tar --list --file=a.tar"],
+    refused: &[
+        "tar --to-command=sh -xf a.tar",
+        "tar -I sh -xf a.tar",
+        "tar -tf host:file",
+    ],
+};
 
 pub fn tar(args: &[String]) -> Result<(), Refusal> {
     for arg in args {

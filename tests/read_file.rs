@@ -482,3 +482,72 @@ async fn geminiignore_refuses_reads_but_gitignore_does_not() {
     assert_eq!(result.is_error, Some(true));
     assert!(all_text(&result).contains("ignored by configured ignore patterns"));
 }
+
+/// A big file read window by window, anywhere and in any order, gives the
+/// lines a whole read gives; the second window on is read from the index
+/// the first made (`fs::reading::LineIndexes`). A file rewritten in place,
+/// same size and modification time, is read anew, never through the old
+/// index.
+#[tokio::test]
+async fn windows_of_a_big_file_anywhere_are_its_lines_and_a_rewrite_is_seen() {
+    let dir = Scratch::new();
+    let rows = 200_000;
+    let row = |i: usize, tag: &str| format!("{tag} {i:06} {}", "p".repeat(i % 23));
+    let mut text = b"\xEF\xBB\xBF".to_vec();
+    for i in 0..rows {
+        text.extend_from_slice(row(i, "row").as_bytes());
+        text.extend_from_slice(if i % 3 == 0 { b"\r\n" } else { b"\n" });
+    }
+    text.extend_from_slice(b"no newline at the end");
+    let path = dir.file("big.log", &text);
+    let server = Server::start(&[&dir.path], &["--answer-budget", "off"]).await;
+    let window = |start: usize, count: usize| {
+        let server = &server;
+        async move {
+            server
+                .ok_text(
+                    "read_file",
+                    json!({"path": "big.log", "offset": start, "limit": count}),
+                )
+                .await
+        }
+    };
+    let lines_of = |answer: &str| -> Vec<String> {
+        let (head, content) = answer
+            .split_once("--- FILE CONTENT (truncated) ---\n")
+            .unwrap();
+        assert!(
+            head.contains(&format!("of {} total lines", rows + 1)),
+            "{head}"
+        );
+        content.split('\n').map(str::to_string).collect()
+    };
+    // In a scattered order, so that windows start before and after the
+    // last one, near marks and between them.
+    let mut start = 7usize;
+    for _ in 0..40 {
+        start = (start * 7919 + 104_729) % (rows + 1);
+        let got = lines_of(&window(start, 5).await);
+        let expected: Vec<String> = (start..(start + 5).min(rows + 1))
+            .map(|i| match i {
+                i if i < rows && i % 3 == 0 => format!("{}\r", row(i, "row")),
+                i if i < rows => row(i, "row"),
+                _ => "no newline at the end".to_string(),
+            })
+            .collect();
+        assert_eq!(got, expected, "window at {start}");
+    }
+    // Rewritten in place: same bytes but the tag, same size, the old
+    // modification time put back.
+    let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let rewritten = String::from_utf8(text).unwrap().replace("row ", "ROW ");
+    std::fs::write(&path, rewritten).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(modified)
+        .unwrap();
+    let got = lines_of(&window(150_001, 1).await);
+    assert_eq!(got, [row(150_001, "ROW")]);
+}

@@ -5,15 +5,18 @@
 //! Tools differ only in how they present the result, so this module returns
 //! data ([`Body`]) and failures ([`ReadFailure`]), never messages.
 
+use std::collections::VecDeque;
 use std::fs::File;
-use std::io::{self, Read};
-use std::path::PathBuf;
+use std::io::{self, Read, Seek};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 
 use crate::fs::guard::{Existence, Guard, Resolved};
+use crate::fs::writing::FileVersion;
 use crate::text::filekind::{self, Encoding, FileKind, Media, SNIFF_BYTES};
-use crate::text::lines::{self, LineRange, Utf8Reader, Window};
+use crate::text::lines::{self, LineIndex, LineRange, Utf8Reader, Window};
 
 /// 1 MB as the contract counts it.
 pub const MB: u64 = 1024 * 1024;
@@ -114,22 +117,76 @@ pub fn open(guard: &Guard, resolved: &Resolved) -> Result<Opened, ReadFailure> {
     })
 }
 
+/// How many files' line indexes a server keeps (each a few tens of
+/// kilobytes at most).
+const KEPT_INDEXES: usize = 32;
+
+/// The line indexes of the big UTF-8 files read last ([`LineIndex`]), so
+/// that reading a file window by window scans it once, not once per window.
+/// An index is used only for the very version of the file it was made from
+/// (device, inode, size, change and modification times): a file that
+/// changed in any way is scanned, and indexed, again.
+#[derive(Debug, Default)]
+pub struct LineIndexes(Mutex<VecDeque<Indexed>>);
+
+/// One file's index, and what it was made from.
+#[derive(Debug)]
+struct Indexed {
+    real: PathBuf,
+    version: FileVersion,
+    encoding: Encoding,
+    index: Arc<LineIndex>,
+}
+
+impl LineIndexes {
+    fn get(
+        &self,
+        real: &Path,
+        version: &FileVersion,
+        encoding: Encoding,
+    ) -> Option<Arc<LineIndex>> {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let at = kept
+            .iter()
+            .position(|i| i.real == real && i.version == *version && i.encoding == encoding)?;
+        let entry = kept.remove(at)?;
+        let index = entry.index.clone();
+        kept.push_front(entry);
+        Some(index)
+    }
+
+    fn put(&self, real: PathBuf, version: FileVersion, encoding: Encoding, index: LineIndex) {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        kept.retain(|i| i.real != real);
+        kept.push_front(Indexed {
+            real,
+            version,
+            encoding,
+            index: Arc::new(index),
+        });
+        kept.truncate(KEPT_INDEXES);
+    }
+}
+
 /// Reads an opened file. With `range` None, the file must be at most 20 MB
 /// and `default_range` lines are collected; with a range, text of any size
 /// is streamed. With `lines`, a text window always holds its lines
 /// (file_read numbers them); otherwise a small file that fits is returned in
 /// one piece.
+/// A big UTF-8 text file is indexed as it is read, in `indexes`, and read
+/// from its index the next time (see [`LineIndexes`]).
 pub fn read(
     opened: Opened,
     range: Option<LineRange>,
     default_range: LineRange,
     lines: bool,
+    indexes: &LineIndexes,
 ) -> Result<Body, ReadFailure> {
     let Opened {
         mut file,
         size,
         real,
-        ..
+        version,
     } = opened;
     let range_or_default = range.unwrap_or(default_range);
     // A small file is read whole, once: sniffing and the window then work
@@ -171,8 +228,32 @@ pub fn read(
     // Streamed up to the size the file had when it was opened: a file that
     // keeps growing (a log being written, a procfs file) cannot make the
     // read endless.
-    let window = lines::read_window(Utf8Reader::new(file.take(size), encoding), range_or_default)
-        .map_err(ReadFailure::Io)?;
+    if !encoding.is_utf8() {
+        let window =
+            lines::read_window(Utf8Reader::new(file.take(size), encoding), range_or_default)
+                .map_err(ReadFailure::Io)?;
+        return Ok(Body::Text { window });
+    }
+    // UTF-8's stream is the file's bytes after the BOM: a mark's offset in
+    // it is a place in the file.
+    let bom = encoding.bom().len() as u64;
+    let len = size.saturating_sub(bom);
+    if let Some(index) = indexes.get(&real, &version, encoding) {
+        let from = index.resume_point(range_or_default.start);
+        file.seek(io::SeekFrom::Start(bom + from.offset))
+            .map_err(ReadFailure::Io)?;
+        let rest = file.take(len.saturating_sub(from.offset));
+        let window = lines::read_window_from(rest, range_or_default, from, &index)
+            .map_err(ReadFailure::Io)?;
+        return Ok(Body::Text { window });
+    }
+    let (window, index) = lines::read_window_indexing(
+        Utf8Reader::new(file.take(size), encoding),
+        range_or_default,
+        len,
+    )
+    .map_err(ReadFailure::Io)?;
+    indexes.put(real, version, encoding, index);
     Ok(Body::Text { window })
 }
 
@@ -195,9 +276,10 @@ pub fn read_block(
     default_range: LineRange,
     prefix: &str,
     suffix: &str,
+    indexes: &LineIndexes,
 ) -> Result<Block, ReadFailure> {
     if opened.size > SMALL_FILE_BYTES {
-        return read(opened, None, default_range, false).map(Block::Other);
+        return read(opened, None, default_range, false, indexes).map(Block::Other);
     }
     let Opened {
         mut file,

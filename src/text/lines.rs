@@ -6,7 +6,9 @@
 //! before the window are only counted (`memchr`), lines inside it are kept
 //! (each capped so one enormous line cannot exhaust memory), and lines after
 //! it are counted to report the total. Memory is proportional to the window,
-//! time to the bytes scanned.
+//! time to the bytes scanned. That pass can also index the file
+//! ([`LineIndex`]): later windows then start near their first line and stop
+//! at their last.
 
 use std::io::{self, Read};
 
@@ -152,26 +154,145 @@ pub fn fits_whole(data: &[u8], max_lines: usize) -> bool {
 
 /// Reads `reader` (UTF-8 bytes, see [`Utf8Reader`]) once and collects the
 /// lines of `range`.
-pub fn read_window<R: Read>(mut reader: R, range: LineRange) -> io::Result<Window> {
+pub fn read_window<R: Read>(reader: R, range: LineRange) -> io::Result<Window> {
+    window_from(reader, range, Mark::default(), None, None)
+}
+
+/// A place a read may start from: a byte of the UTF-8 stream and the line
+/// it belongs to (it may fall inside that line).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Mark {
+    /// Bytes before it in the stream.
+    pub offset: u64,
+    /// 0-based line of that byte.
+    pub line: usize,
+}
+
+/// What one pass over a whole file learned: marks spread through it, how
+/// many lines it has, and how it ends. A window after the first starts at
+/// the nearest mark before it and stops at its last line, so paging
+/// through a file costs its own lines, not a scan of the file each time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineIndex {
+    /// In stream order; the first is the start of the stream.
+    marks: Vec<Mark>,
+    total: usize,
+    ends_with_newline: bool,
+}
+
+/// At most this many marks per file: a file of any size indexes in a
+/// few tens of kilobytes.
+const MAX_MARKS: u64 = 4096;
+/// Marks are at least this far apart.
+const MIN_MARK_SPACING: u64 = 1024 * 1024;
+
+impl LineIndex {
+    /// How far apart marks are for a stream of `len` bytes.
+    fn spacing(len: u64) -> u64 {
+        (len / MAX_MARKS).max(MIN_MARK_SPACING)
+    }
+
+    /// The last mark a read for line `start` can begin at: one on a line
+    /// before it (a mark may lie inside its line), or the stream's start.
+    pub fn resume_point(&self, start: usize) -> Mark {
+        let after = self.marks.partition_point(|m| m.line < start);
+        after
+            .checked_sub(1)
+            .and_then(|i| self.marks.get(i))
+            .copied()
+            .unwrap_or_default()
+    }
+}
+
+/// Reads a whole stream of `len` bytes once, as [`read_window`] does, and
+/// also indexes it.
+pub fn read_window_indexing<R: Read>(
+    reader: R,
+    range: LineRange,
+    len: u64,
+) -> io::Result<(Window, LineIndex)> {
+    indexing(reader, range, LineIndex::spacing(len))
+}
+
+fn indexing<R: Read>(reader: R, range: LineRange, spacing: u64) -> io::Result<(Window, LineIndex)> {
+    let mut marks = Vec::new();
+    let window = window_from(
+        reader,
+        range,
+        Mark::default(),
+        None,
+        Some((&mut marks, spacing)),
+    )?;
+    let index = LineIndex {
+        marks,
+        total: window.total,
+        ends_with_newline: window.ends_with_newline,
+    };
+    Ok((window, index))
+}
+
+/// Collects the lines of `range` from `reader`, the rest of a stream
+/// `index` describes, positioned at `from` (see [`LineIndex::resume_point`]):
+/// it reads from there to the window's last line only.
+pub fn read_window_from<R: Read>(
+    reader: R,
+    range: LineRange,
+    from: Mark,
+    index: &LineIndex,
+) -> io::Result<Window> {
+    window_from(reader, range, from, Some(index), None)
+}
+
+/// The one pass behind every window: from `from`, collecting `range`;
+/// with `known`, it stops after the window and takes the total from there;
+/// with `marks`, it records a mark at the start of a chunk at least
+/// `spacing` bytes after the last.
+fn window_from<R: Read>(
+    mut reader: R,
+    range: LineRange,
+    from: Mark,
+    known: Option<&LineIndex>,
+    mut marks: Option<(&mut Vec<Mark>, u64)>,
+) -> io::Result<Window> {
     let end = range.start.saturating_add(range.count);
     let mut window = Window {
         start: range.start,
         ..Window::default()
     };
     let mut buf = vec![0u8; CHUNK];
-    let mut line_no = 0usize; // index of the line the next byte belongs to
+    let mut line_no = from.line; // index of the line the next byte belongs to
+    let mut offset = from.offset; // of the next byte in the stream
+    let mut next_mark = offset;
     let mut current = LineBuf::default();
     let mut collected_bytes = 0usize;
     let mut collecting = true;
     let mut last_byte: Option<u8> = None;
 
     loop {
+        if let Some(index) = known
+            && (line_no >= end || !collecting)
+        {
+            // Past the window: the rest is known.
+            window.total = index.total;
+            window.ends_with_newline = index.ends_with_newline;
+            return Ok(window);
+        }
         let n = match reader.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
+        if let Some((marks, spacing)) = marks.as_mut()
+            && offset >= next_mark
+        {
+            marks.push(Mark {
+                offset,
+                line: line_no,
+            });
+            next_mark = offset + *spacing;
+        }
+        offset += n as u64;
         let chunk = &buf[..n];
         last_byte = chunk.last().copied();
         let mut pos = 0;
@@ -446,6 +567,101 @@ mod tests {
 
     fn window(text: &str, start: usize, count: usize) -> Window {
         read_window(text.as_bytes(), LineRange { start, count }).unwrap()
+    }
+
+    /// A reader that hands out at most `step` bytes a read, so a small text
+    /// has many chunks, and so many marks.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.step.min(buf.len()).min(self.data.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_window_read_from_the_index_is_the_window_a_whole_scan_finds() {
+        let long = "y".repeat(MAX_LINE_CHARS + 5);
+        let texts = [
+            String::new(),
+            "\n".into(),
+            "a".into(),
+            "a\nb".into(),
+            "one\r\ntwo\r\n\n\nthree\n".into(),
+            format!("x\n{long}\nz\n\u{e9}\u{e9}\n"),
+            (0..40).map(|i| format!("line {i}\n")).collect(),
+            (0..40).map(|i| format!("{i}\n")).collect::<String>() + "tail",
+        ];
+        for text in &texts {
+            let data = text.as_bytes();
+            for step in [1, 3, 7, 64] {
+                let (first, index) =
+                    indexing(Trickle { data, step }, LineRange { start: 0, count: 2 }, 1).unwrap();
+                assert_eq!(first.total, window(text, 0, 2).total, "{text:?}");
+                assert_eq!(
+                    index.marks.first().copied(),
+                    (!data.is_empty()).then(Mark::default)
+                );
+                for start in 0..index.total + 3 {
+                    for count in [1, 2, 5, 1000] {
+                        let range = LineRange { start, count };
+                        let from = index.resume_point(start);
+                        assert!(from.line < start || from == Mark::default());
+                        let rest = &data[from.offset as usize..];
+                        let paged = read_window_from(rest, range, from, &index).unwrap();
+                        let whole = read_window(data, range).unwrap();
+                        let case = format!("{text:?} step {step} start {start} count {count}");
+                        assert_eq!(paged.lines, whole.lines, "{case}");
+                        assert_eq!(paged.total, whole.total, "{case}");
+                        assert_eq!(paged.any_cut, whole.any_cut, "{case}");
+                        assert_eq!(paged.ends_with_newline, whole.ends_with_newline, "{case}");
+                        assert_eq!(paged.start, whole.start, "{case}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_read_from_the_index_stops_after_its_window() {
+        let text: String = (0..1000).map(|i| format!("line {i}\n")).collect();
+        let (_, index) = indexing(
+            Trickle {
+                data: text.as_bytes(),
+                step: 100,
+            },
+            LineRange { start: 0, count: 1 },
+            100,
+        )
+        .unwrap();
+        assert!(index.marks.len() > 50, "{}", index.marks.len());
+        let from = index.resume_point(500);
+        let mut reader = Trickle {
+            data: &text.as_bytes()[from.offset as usize..],
+            step: 100,
+        };
+        let paged = read_window_from(
+            &mut reader,
+            LineRange {
+                start: 500,
+                count: 3,
+            },
+            from,
+            &index,
+        )
+        .unwrap();
+        assert_eq!(paged.lines, ["line 500", "line 501", "line 502"]);
+        assert_eq!(paged.total, 1000);
+        // Read: from a mark at most 100 bytes before line 500, to one chunk
+        // past its window.
+        let read = text.len() - from.offset as usize - reader.data.len();
+        assert!(read <= 300, "read {read} bytes");
     }
 
     #[test]

@@ -45,8 +45,9 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let request = Request::new(&params)?;
     let target = open_target(&ctx.state, &params.path, RangeStyle::StartEnd)?;
     let cap = output_cap(ctx.state.config.answer_budget);
+    let indexes = ctx.state.line_indexes.clone();
     run_sized(target.opened.size(), move || {
-        file_read(target, request, cap)
+        file_read(target, request, cap, &indexes)
     })
     .await
 }
@@ -102,13 +103,24 @@ impl Request {
     }
 }
 
-fn file_read(target: ReadTarget, request: Request, cap: usize) -> ToolResult {
+fn file_read(
+    target: ReadTarget,
+    request: Request,
+    cap: usize,
+    indexes: &reading::LineIndexes,
+) -> ToolResult {
     let ReadTarget {
         opened, abs, rel, ..
     } = target;
     let range = request.range;
-    let body = reading::read(opened, request.explicit.then_some(range), range, true)
-        .map_err(|f| read_failure_message(&abs, f, RangeStyle::StartEnd))?;
+    let body = reading::read(
+        opened,
+        request.explicit.then_some(range),
+        range,
+        true,
+        indexes,
+    )
+    .map_err(|f| read_failure_message(&abs, f, RangeStyle::StartEnd))?;
     let window = match body {
         Body::Text { window, .. } => window,
         Body::Media { .. } | Body::Binary => {

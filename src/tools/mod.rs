@@ -97,6 +97,9 @@ pub struct State {
     /// Questions to the user asked in rounds (2026-07-28) and not yet
     /// answered.
     pub questions: Arc<ask::Pending>,
+    /// Where the lines of big files read lately begin, so paging through
+    /// one scans it once (`fs::reading::LineIndexes`).
+    pub line_indexes: Arc<crate::fs::reading::LineIndexes>,
 }
 
 impl State {
@@ -115,6 +118,7 @@ impl State {
             journal,
             seen: seen::Seen::default(),
             questions: Arc::default(),
+            line_indexes: Arc::default(),
         }
     }
 }

@@ -136,8 +136,9 @@ async fn run(ctx: CallContext, args: JsonObject) -> ToolResult {
     let (range, style) = requested_range(&params, &dialect, default_style)?;
     let target = open_target(&ctx.state, &params.path, style)?;
     let budget = ctx.state.config.answer_budget;
+    let indexes = ctx.state.line_indexes.clone();
     run_sized(target.opened.size(), move || {
-        read_file(target, range, style, budget)
+        read_file(target, range, style, budget, &indexes)
     })
     .await
 }
@@ -194,6 +195,7 @@ fn read_file(
     range: Option<LineRange>,
     style: RangeStyle,
     budget: AnswerBudget,
+    indexes: &reading::LineIndexes,
 ) -> ToolResult {
     let default_range = LineRange {
         start: 0,
@@ -205,7 +207,7 @@ fn read_file(
         rel,
         display,
     } = target;
-    let body = reading::read(opened, range, default_range, false)
+    let body = reading::read(opened, range, default_range, false, indexes)
         .map_err(|f| read_failure_message(&abs, f, style))?;
     match body {
         Body::Text { window, .. } => {

@@ -803,16 +803,17 @@ fn read_one(state: &State, shown: &str, wanted: &Wanted) -> Piece {
         .seen
         .read(resolved.display(), opened.real(), opened.version().clone());
     let prefix = format!("--- {shown} ---\n\n");
-    let body = match reading::read_block(opened, DEFAULT_RANGE, &prefix, "\n\n") {
-        Ok(Block::Whole(block)) => {
-            return Piece::Text {
-                shown: shown.to_string(),
-                block,
-            };
-        }
-        Ok(Block::Other(body)) => body,
-        Err(e) => return skipped(failure_reason(e)),
-    };
+    let body =
+        match reading::read_block(opened, DEFAULT_RANGE, &prefix, "\n\n", &state.line_indexes) {
+            Ok(Block::Whole(block)) => {
+                return Piece::Text {
+                    shown: shown.to_string(),
+                    block,
+                };
+            }
+            Ok(Block::Other(body)) => body,
+            Err(e) => return skipped(failure_reason(e)),
+        };
     match body {
         Body::Text { window } => {
             let warning = if window.is_whole_file() {

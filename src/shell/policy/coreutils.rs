@@ -118,7 +118,15 @@ pub const WC: Program = Program {
 };
 
 /// Options of `ls` that make it show a symlink itself rather than follow it.
-const LS_NO_FOLLOW: &[&str] = &["-l", "-d", "--directory", "-g", "-o", "-n", "--numeric-uid-gid"];
+const LS_NO_FOLLOW: &[&str] = &[
+    "-l",
+    "-d",
+    "--directory",
+    "-g",
+    "-o",
+    "-n",
+    "--numeric-uid-gid",
+];
 
 pub const LS: Program = Program {
     name: "ls",

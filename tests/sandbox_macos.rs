@@ -660,6 +660,64 @@ async fn protected_paths_are_as_they_were_after_the_call() {
     );
 }
 
+/// macOS's file systems ignore letter case by default: `.Gemini/` is
+/// `.gemini/` to Gemini CLI, `.VSCode/` is `.vscode/` to VS Code. What a
+/// call or a write tool leaves under any spelling of a protected name must
+/// be undone or refused like the name itself: judged by what the canonical
+/// spelling holds afterwards (on a case-sensitive volume the other
+/// spellings are other files, which no agent reads, and pass).
+#[tokio::test]
+async fn protected_names_hold_in_any_letter_case() {
+    let l = Layout::new();
+    l.tmp.file("root/.vscode/settings.json", "{}\n");
+    let m = l.marks();
+    let planted = format!(
+        "{{\"mcpServers\":{{\"x\":{{\"command\":\"touch\",\"args\":[\"{}/gemini\"]}}}}}}",
+        m.display()
+    );
+    let server = l.server(&[]).await;
+    let a = attack(
+        &server,
+        &format!(
+            "mkdir -p .Gemini && echo '{planted}' > .Gemini/settings.json; \
+             mkdir -p .VSCode && echo '{{}}' > .VSCode/tasks.json; echo '{{}}' > .MCP.json"
+        ),
+    )
+    .await;
+    for name in [".gemini/settings.json", ".vscode/tasks.json", ".mcp.json"] {
+        assert!(
+            std::fs::symlink_metadata(l.root().join(name)).is_err(),
+            "{name} holds what the call wrote under another spelling: {a:?}"
+        );
+    }
+    // The write tools, under another spelling of a protected directory
+    // that exists and of one that does not.
+    let result = server
+        .call(
+            "write_file",
+            json!({"file_path": ".VSCODE/settings.json", "content": "{\"evil\": true}\n"}),
+        )
+        .await;
+    assert_eq!(
+        std::fs::read_to_string(l.root().join(".vscode/settings.json")).unwrap(),
+        "{}\n",
+        "write_file changed .vscode/settings.json as .VSCODE/settings.json: {}",
+        all_text(&result)
+    );
+    let result = server
+        .call(
+            "write_file",
+            json!({"file_path": ".GEMINI/settings.json", "content": planted}),
+        )
+        .await;
+    assert!(
+        std::fs::read_to_string(l.root().join(".gemini/settings.json"))
+            .map_or(true, |text| !text.contains("mcpServers")),
+        "write_file wrote .gemini/settings.json as .GEMINI/settings.json: {}",
+        all_text(&result)
+    );
+}
+
 /// Never a set-ID file, even inside the root: neither by chmod nor by
 /// creating one with those bits.
 #[tokio::test]

@@ -81,8 +81,7 @@ impl Layout {
     }
 
     /// A server on the root in workspace-write mode, with `extra`
-    /// arguments; no journal (nothing here edits through the write tools,
-    /// and the journal would go to the user's Library).
+    /// arguments; no journal (on macOS it would go to the user's Library).
     async fn server(&self, extra: &[&str]) -> Server {
         let mut cmd = tokio::process::Command::new(common::BIN);
         cmd.arg("--root")
@@ -368,8 +367,13 @@ async fn no_read_of_home_ssh_or_a_file_outside_the_roots() {
         !seen.contains(&canary_name),
         "the outside was listed: {a:?}"
     );
-    // What the call left inside the root holds none of it either.
+    // What the call left inside the root holds none of it either: no copy,
+    // and no hard link (the read tools would read through one later). Its
+    // symlinks are not followed here: the host may read where they lead.
     for entry in std::fs::read_dir(l.root()).unwrap().flatten() {
+        if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+            continue;
+        }
         if let Ok(content) = std::fs::read(entry.path()) {
             let content = String::from_utf8_lossy(&content);
             for text in [&beside, &key_text, &ssh_text] {
@@ -691,7 +695,11 @@ async fn protected_names_hold_in_any_letter_case() {
         );
     }
     // The write tools, under another spelling of a protected directory
-    // that exists and of one that does not.
+    // that exists (read first, as a model would) and of one that does
+    // not.
+    server
+        .call("read_file", json!({"path": ".VSCODE/settings.json"}))
+        .await;
     let result = server
         .call(
             "write_file",

@@ -183,16 +183,32 @@ impl Unprotected {
     }
 }
 
+/// Whether the file systems here take names in any letter case for the
+/// same file: macOS (APFS and HFS+ by default) and Windows (NTFS) do, so
+/// `.GEMINI/settings.json` there is what Gemini CLI reads. Linux's do not.
+const NAMES_IGNORE_CASE: bool = cfg!(any(target_os = "macos", windows));
+
+/// Whether entry `name` is `protected` as this platform's file systems
+/// compare names.
+pub(super) fn is_named(name: &OsStr, protected: &str) -> bool {
+    match name.to_str() {
+        Some(name) if NAMES_IGNORE_CASE => name.eq_ignore_ascii_case(protected),
+        _ => name == protected,
+    }
+}
+
 /// Why an entry is protected, for messages.
 pub fn settings_reason(name: &OsStr) -> Option<&'static str> {
     SETTINGS
         .iter()
-        .find(|(n, _)| OsStr::new(n) == name)
+        .find(|(n, _)| is_named(name, n))
         .or_else(|| {
             let name = name.to_str()?;
-            SETTINGS_SUFFIXES
-                .iter()
-                .find(|(suffix, _)| name.len() > suffix.len() && name.ends_with(suffix))
+            SETTINGS_SUFFIXES.iter().find(|(suffix, _)| {
+                name.len() > suffix.len()
+                    && name.is_char_boundary(name.len() - suffix.len())
+                    && is_named(OsStr::new(&name[name.len() - suffix.len()..]), suffix)
+            })
         })
         .map(|(_, why)| *why)
 }
@@ -224,7 +240,7 @@ fn read_small(path: &Path, max: u64) -> Option<Vec<u8>> {
 /// `commondir` (a worktree's); and every directory named `.git` is one.
 fn is_git_dir(dir: &Path, entries: &HashMap<OsString, Kind>) -> bool {
     let present = |name: &str| entries.contains_key(OsStr::new(name));
-    if dir.file_name() == Some(OsStr::new(".git")) {
+    if dir.file_name().is_some_and(|name| is_named(name, ".git")) {
         return true;
     }
     present("HEAD") && ((present("objects") && present("refs")) || present("commondir"))
@@ -375,7 +391,7 @@ pub fn write_refusal(root: &Path, real: &Path, unprotected: &Unprotected) -> Opt
     let rel = real.strip_prefix(root).ok()?;
     for part in rel.components() {
         let name = part.as_os_str();
-        if name == ".git" {
+        if is_named(name, ".git") {
             return Some(
                 ".git is git's own; git runs its hooks and obeys its config outside \
                          the sandbox"
@@ -532,6 +548,40 @@ mod tests {
         ));
         // Every `.git` directory, even one with nothing left in it.
         assert!(is_git_dir(Path::new("/r/.git"), &entries(&[])));
+    }
+
+    #[test]
+    fn protected_names_match_as_the_platforms_file_systems_compare_them() {
+        for (name, protected) in [
+            (".gemini", true),
+            (".git", true),
+            ("x.code-workspace", true),
+        ] {
+            assert_eq!(
+                settings_reason(OsStr::new(name)).is_some() || is_named(OsStr::new(name), ".git"),
+                protected,
+                "{name}"
+            );
+        }
+        // On macOS and Windows `.GEMINI` is the folder Gemini CLI reads.
+        for name in [".GEMINI", ".VSCode", ".MCP.json", "X.Code-Workspace"] {
+            assert_eq!(
+                settings_reason(OsStr::new(name)).is_some(),
+                NAMES_IGNORE_CASE,
+                "{name}"
+            );
+        }
+        assert_eq!(is_named(OsStr::new(".GIT"), ".git"), NAMES_IGNORE_CASE);
+        let root = Path::new("/r");
+        assert_eq!(
+            write_refusal(
+                root,
+                Path::new("/r/.Gemini/settings.json"),
+                &Unprotected::default()
+            )
+            .is_some(),
+            NAMES_IGNORE_CASE
+        );
     }
 
     #[test]

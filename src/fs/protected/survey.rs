@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::{
-    Kind, QUARANTINE_SUFFIX, Unprotected, is_git_dir, kind_of, list, read_small, settings_reason,
+    Kind, QUARANTINE_SUFFIX, Unprotected, is_git_dir, is_named, kind_of, list, read_small,
+    settings_reason,
 };
 /// What may appear at the top level of a git directory during a call: what
 /// git itself writes when it commits, checks out, merges, rebases or
@@ -269,7 +270,7 @@ impl Survey {
                 if unprotected.covers(&path) {
                     continue;
                 }
-                if name == ".git" {
+                if is_named(name, ".git") {
                     survey.dot_git.insert(path.clone());
                     if *kind != Kind::Dir {
                         survey.protected.insert(path.clone());
@@ -347,8 +348,8 @@ impl Survey {
             .map(|all| all.into_keys().collect())
             .unwrap_or_default();
         self.git_dirs.insert(dir.to_path_buf(), all);
-        for name in GIT_DIR_PROTECTED {
-            if entries.contains_key(OsStr::new(name)) {
+        for name in entries.keys() {
+            if GIT_DIR_PROTECTED.iter().any(|p| is_named(name, p)) {
                 self.protected.insert(dir.join(name));
             }
         }
@@ -789,19 +790,22 @@ impl Survey {
 /// The names a survey looks at: what makes a git directory, what a git
 /// directory protects, `.git`, and the settings.
 fn is_interesting(name: &[u8]) -> bool {
-    matches!(
-        name,
-        b"HEAD"
-            | b"objects"
-            | b"refs"
-            | b"commondir"
-            | b".git"
-            | b"config"
-            | b"config.worktree"
-            | b"hooks"
-            | b"info"
-            | b"gitdir"
-    ) || std::str::from_utf8(name).is_ok_and(|n| settings_reason(OsStr::new(n)).is_some())
+    const GIT_NAMES: &[&str] = &[
+        "HEAD",
+        "objects",
+        "refs",
+        "commondir",
+        ".git",
+        "config",
+        "config.worktree",
+        "hooks",
+        "info",
+        "gitdir",
+    ];
+    std::str::from_utf8(name).is_ok_and(|n| {
+        let n = OsStr::new(n);
+        GIT_NAMES.iter().any(|g| is_named(n, g)) || settings_reason(n).is_some()
+    })
 }
 
 /// Lists `dir` (opened with no link followed on the way where the kernel

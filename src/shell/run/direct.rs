@@ -216,7 +216,7 @@ async fn run_pipeline(
     }
     // Output is closed; wait for the processes, still within the deadline.
     let statuses = tokio::select! {
-        statuses = wait_all(&mut children) => statuses,
+        statuses = wait_all(&mut children, group) => statuses,
         () = tokio::time::sleep_until(deadline.into()) => {
             dropped_midway.0 = None;
             kill_group(group);
@@ -333,14 +333,57 @@ type LimitResource = libc::__rlimit_resource_t;
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 type LimitResource = libc::c_int;
 
-/// Waits for every child; the status of the last one (the pipeline's).
-/// Each child's status, in order.
-async fn wait_all(children: &mut [tokio::process::Child]) -> Vec<Option<ExitStatus>> {
+/// Waits for every child and returns each one's status, in order; then
+/// kills what is left of the pipeline's process group (`group`, the first
+/// child's id): whatever its commands left running (`cmd &`, `nohup`) ends
+/// with the line, as in the Linux sandbox's PID namespace.
+///
+/// The first child, the group's leader, is waited for without being
+/// reaped, and reaped only after the kill: while it is a zombie the
+/// group's id is still its, so the kill cannot reach a group that took the
+/// id since.
+async fn wait_all(
+    children: &mut [tokio::process::Child],
+    group: Option<i32>,
+) -> Vec<Option<ExitStatus>> {
     let mut statuses = Vec::with_capacity(children.len());
-    for child in children.iter_mut() {
-        statuses.push(child.wait().await.ok());
+    let Some((leader, rest)) = children.split_first_mut() else {
+        return statuses;
+    };
+    let mut rest_statuses = Vec::with_capacity(rest.len());
+    for child in rest.iter_mut() {
+        rest_statuses.push(child.wait().await.ok());
     }
+    if let Some(pid) = leader.id() {
+        // Blocks a thread of the blocking pool until the leader exits; a
+        // deadline or cancellation meanwhile kills the group, so it does.
+        let _ = tokio::task::spawn_blocking(move || exited_unreaped(pid)).await;
+        kill_group(group);
+    }
+    statuses.push(leader.wait().await.ok());
+    statuses.extend(rest_statuses);
     statuses
+}
+
+/// Waits until process `pid`, our child, has exited, leaving it to be
+/// reaped.
+fn exited_unreaped(pid: u32) {
+    loop {
+        // SAFETY: waitid on our own child, into a zeroed siginfo_t.
+        let waited = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if waited == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+        {
+            return;
+        }
+    }
 }
 
 /// Kills the pipeline's process group when the pipeline is dropped before
@@ -477,6 +520,30 @@ mod tests {
                 })
             })
             .count()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn what_a_line_leaves_running_ends_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
+        let needle = format!("sleep 8.{}", std::process::id());
+        let script = format!("{needle}1 >/dev/null 2>&1 & nohup {needle}2 >/dev/null 2>&1 &");
+        let steps = [Step {
+            stages: vec![stage(&["sh", "-c", &script]), stage(&["cat"])],
+            then: None,
+        }];
+        let setup = setup(dir.path(), &env, Duration::from_secs(30));
+        let out = run(&steps, &setup, &CancellationToken::new()).await;
+        assert_eq!(out.ending, Ending::Exited(0));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while processes_with(&needle) > 0 {
+            assert!(
+                Instant::now() < deadline,
+                "a process the line left lives on"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     #[cfg(target_os = "linux")]

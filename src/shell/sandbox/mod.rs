@@ -281,7 +281,9 @@ pub fn platform_statement() -> &'static str {
          system's own directories; write the roots and a private temporary directory only in \
          the writable modes, never a set-ID file; no network of any kind. Not enforced here: \
          a process that leaves its process group (setsid) can outlive the call, still inside \
-         the sandbox; no process, memory or CPU bound beyond the time limit.\n"
+         the sandbox (what stays in the group is killed when the line ends); no bound on \
+         processes or memory. Each process's CPU time is bounded (the time limit plus 5 \
+         seconds) and it dumps no core.\n"
     } else if cfg!(windows) {
         "Windows: NO sandbox. bash is off unless --bash-mode unrestricted is given; then the \
          line runs in one `bash -c` process with the server's own rights: it can read, write \

@@ -730,3 +730,96 @@ async fn a_directory_made_unreadable_is_still_checked() {
     assert_eq!(mode("hidden"), 0o111);
     assert_eq!(mode("ro"), 0o555);
 }
+
+/// A second name linked to a protected file (a hard link, which only a
+/// call without a mount namespace can make) is no way in: what is written
+/// through it after the call, by another server whose roots do not hold
+/// the repository or by anyone, does not reach `.git/config`.
+#[tokio::test]
+async fn a_hard_link_to_a_protected_file_is_no_way_in_later() {
+    for mode in MODES {
+        let project = Project::new();
+        let server = project.server(mode, &[]).await;
+        let root = project.root();
+        let config = root.join(".git/config");
+        let pristine = std::fs::read(&config).unwrap();
+        let answer = project
+            .attack(
+                &server,
+                mode,
+                "ln .git/config alias.cfg 2>/dev/null; ln .git/config .git/../second.cfg 2>/dev/null; true",
+            )
+            .await;
+        // Another writer, later, in place: what a second server rooted
+        // beside the repository's git directory would do.
+        for alias in ["alias.cfg", "second.cfg"] {
+            if let Ok(mut file) = std::fs::OpenOptions::new()
+                .append(true)
+                .open(root.join(alias))
+            {
+                use std::io::Write;
+                let marks = project.marks().display().to_string();
+                write!(file, "[core]\n\tfsmonitor = touch {marks}/alias; false\n").unwrap();
+            }
+        }
+        assert_eq!(
+            String::from_utf8_lossy(&std::fs::read(&config).unwrap()),
+            String::from_utf8_lossy(&pristine),
+            "{mode:?}: {answer}"
+        );
+        project.assert_host_runs_nothing("a hard link to .git/config", mode, &answer);
+        if mode == Mode::NoNamespaces {
+            assert!(
+                answer.contains("linked a second name to"),
+                "{mode:?}: the link was made but not said: {answer}"
+            );
+        }
+    }
+}
+
+/// Two servers on one root where copies protect: a call of one that starts
+/// while the other's call has `.git/config` changed does not take that for
+/// the user's configuration and put it back after the other's check: it
+/// waits for the other's call to end (`fs::dir_locks::lock_trees`).
+#[tokio::test]
+async fn a_second_server_does_not_put_back_what_the_first_ones_call_planted() {
+    let project = Project::new();
+    let first = project.server(Mode::NoNamespaces, &[]).await;
+    let second = project.server(Mode::NoNamespaces, &[]).await;
+    let config = project.root().join(".git/config");
+    let pristine = std::fs::read(&config).unwrap();
+    let marks = project.marks().display().to_string();
+    let plant = format!(
+        "printf '[core]\\n\\tfsmonitor = touch {marks}/second-server; false\\n' >> .git/config; \
+         sleep 2"
+    );
+    let planting = {
+        let plant = plant.clone();
+        async move { first.call("bash", json!({"command": plant})).await }
+    };
+    let overlapping = async {
+        tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+        second
+            .call(
+                "bash",
+                json!({"command": "echo overlap > overlap.txt; sleep 3"}),
+            )
+            .await
+    };
+    let (planted, overlapped) = tokio::join!(planting, overlapping);
+    let answers = format!("{}\n{}", all_text(&planted), all_text(&overlapped));
+    assert!(
+        project.root().join("overlap.txt").exists(),
+        "the second call did not run: {answers}"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&std::fs::read(&config).unwrap()),
+        String::from_utf8_lossy(&pristine),
+        "{answers}"
+    );
+    project.assert_host_runs_nothing(
+        "a plant put back by a second server",
+        Mode::NoNamespaces,
+        &answers,
+    );
+}

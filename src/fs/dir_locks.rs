@@ -107,6 +107,99 @@ fn open_directory(dir: &PathBuf) -> io::Result<File> {
         .open(dir)
 }
 
+/// Locks that stand for whole trees, held by a server while writable bash
+/// calls are in flight where no mount protects what they leave behind (the
+/// check after them puts files back from copies, `fs/protected/survey.rs`):
+/// each root exclusively, every directory above a root shared. Two servers
+/// whose roots overlap (the same, or one inside the other) so never have
+/// such calls in flight at once: the one that starts later cannot take a
+/// copy of what the other's call planted, and put it back after that call's
+/// own check removed it. Servers on unrelated trees do not meet.
+///
+/// Lock files stand in for the directories (a directory's own lock is the
+/// write gate's), in `$TMPDIR/rootbound-trees-<uid>/`, each named by a hash
+/// of its directory's path.
+pub async fn lock_trees(roots: &[PathBuf]) -> io::Result<DirLocks> {
+    let wanted = tree_locks(roots);
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if let Some(held) = try_lock_trees(&wanted)? {
+            return Ok(held);
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}
+
+/// Each root exclusive, each directory above one shared, in path order.
+fn tree_locks(roots: &[PathBuf]) -> Vec<(PathBuf, Sharing)> {
+    let mut wanted: std::collections::BTreeMap<PathBuf, Sharing> = Default::default();
+    for root in roots {
+        for above in root.ancestors().skip(1) {
+            wanted.entry(above.to_path_buf()).or_insert(Sharing::Shared);
+        }
+    }
+    for root in roots {
+        wanted.insert(root.clone(), Sharing::Exclusive);
+    }
+    wanted.into_iter().collect()
+}
+
+/// All the tree locks, or none (Ok(None): another server holds one).
+fn try_lock_trees(wanted: &[(PathBuf, Sharing)]) -> io::Result<Option<DirLocks>> {
+    use sha2::Digest;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::OpenOptionsExt;
+    // SAFETY: geteuid cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    let dir = std::env::temp_dir().join(format!("rootbound-trees-{uid}"));
+    private_dir(&dir)?;
+    let mut held = Vec::with_capacity(wanted.len());
+    for (path, sharing) in wanted {
+        let digest = sha2::Sha256::digest(path.as_os_str().as_bytes());
+        let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(dir.join(name))?;
+        let operation = match sharing {
+            Sharing::Shared => libc::LOCK_SH,
+            Sharing::Exclusive => libc::LOCK_EX,
+        } | libc::LOCK_NB;
+        // SAFETY: flock on a descriptor we own.
+        if unsafe { libc::flock(file.as_raw_fd(), operation) } != 0 {
+            return Ok(None);
+        }
+        held.push(file);
+    }
+    Ok(Some(DirLocks { _held: held }))
+}
+
+/// Makes `dir` a directory only this user may use, or says why it is not
+/// one (another user's, a link, open to others): what is in it decides
+/// which server waits for which.
+pub fn private_dir(dir: &std::path::Path) -> io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+        _ => {}
+    }
+    let meta = std::fs::symlink_metadata(dir)?;
+    // SAFETY: geteuid cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    if !meta.is_dir() || meta.uid() != uid || meta.permissions().mode() & 0o077 != 0 {
+        return Err(io::Error::other(format!(
+            "{} is not a private directory of this user's; remove it, or set TMPDIR",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,6 +224,38 @@ mod tests {
                 .expect("free once the writer is done");
         assert!(try_lock(&writer_dirs, Sharing::Shared).is_none());
         drop(git);
+    }
+
+    #[test]
+    fn tree_locks_meet_where_roots_overlap_and_only_there() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("project");
+        let inner = root.join("sub");
+        let sibling = tmp.path().join("other");
+        let held = try_lock_trees(&tree_locks(std::slice::from_ref(&root)))
+            .unwrap()
+            .expect("free");
+        for overlapping in [&root, &inner] {
+            assert!(
+                try_lock_trees(&tree_locks(std::slice::from_ref(overlapping)))
+                    .unwrap()
+                    .is_none(),
+                "{overlapping:?}"
+            );
+        }
+        let apart = try_lock_trees(&tree_locks(std::slice::from_ref(&sibling))).unwrap();
+        assert!(apart.is_some(), "an unrelated tree waits");
+        drop(held);
+        let held = try_lock_trees(&tree_locks(std::slice::from_ref(&inner)))
+            .unwrap()
+            .expect("free");
+        assert!(
+            try_lock_trees(&tree_locks(std::slice::from_ref(&root)))
+                .unwrap()
+                .is_none(),
+            "a root above a held one"
+        );
+        drop(held);
     }
 
     #[tokio::test]

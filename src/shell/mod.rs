@@ -181,6 +181,9 @@ struct Protection {
 struct Episode {
     in_flight: usize,
     baseline: Option<Arc<Survey>>,
+    /// Where copies protect: held from the episode's survey to its end, so
+    /// that no other server's writable call overlaps it in these trees.
+    trees: Option<crate::fs::dir_locks::DirLocks>,
 }
 
 #[cfg(unix)]
@@ -216,6 +219,7 @@ impl Drop for InFlight {
         episode.in_flight = episode.in_flight.saturating_sub(1);
         if episode.in_flight == 0 {
             episode.baseline = None;
+            episode.trees = None;
         }
     }
 }
@@ -593,6 +597,32 @@ impl Shell {
         }
         let copies = !executor.protects_by_mount().await;
         let roots: Vec<PathBuf> = guard.roots().map(Path::to_path_buf).collect();
+        // Where copies protect, another server whose roots overlap these
+        // must have no writable call in flight while this episode lasts:
+        // its plants would be taken for the user's and put back after its
+        // own check set them aside (`fs::dir_locks::lock_trees`).
+        let trees = if copies {
+            let locked =
+                tokio::time::timeout_at(deadline.into(), crate::fs::dir_locks::lock_trees(&roots))
+                    .await;
+            match locked {
+                Ok(Ok(held)) => Some(held),
+                Ok(Err(e)) => {
+                    return Err(CallError::Survey(format!(
+                        "the roots could not be locked against other servers ({e})"
+                    )));
+                }
+                Err(_late) => {
+                    return Err(CallError::Survey(
+                        "another rootbound server's command that may write where these roots \
+                         lie went on until the time limit"
+                            .into(),
+                    ));
+                }
+            }
+        } else {
+            None
+        };
         let last = protection
             .last
             .lock()
@@ -613,6 +643,7 @@ impl Shell {
                 let mut episode = protection.episode();
                 episode.in_flight += 1;
                 episode.baseline = Some(baseline.clone());
+                episode.trees = trees;
                 Ok(aftercare(baseline))
             }
             Err(why) => Err(CallError::Survey(why)),

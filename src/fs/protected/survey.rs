@@ -675,6 +675,52 @@ impl Survey {
         if self.copies {
             findings.extend(self.restore(now));
         }
+        findings.extend(self.separate_hard_links(now));
+        findings
+    }
+
+    /// Gives each protected file that has another name (a hard link, made
+    /// where no mount held it read-only) a file of its own, with the same
+    /// bytes and mode: what is written later through the other name, by
+    /// a server whose roots do not hold the git directory or by anyone,
+    /// no longer reaches what git and agents read. Too big to copy, it is
+    /// renamed aside instead.
+    fn separate_hard_links(&self, now: &Survey) -> Vec<Finding> {
+        use std::os::unix::fs::MetadataExt;
+        let mut paths: Vec<&PathBuf> = now.protected.iter().chain(now.beneath.keys()).collect();
+        paths.sort();
+        paths.dedup();
+        let mut findings = Vec::new();
+        for path in paths {
+            let Ok(meta) = std::fs::symlink_metadata(path) else {
+                continue;
+            };
+            if !meta.is_file() || meta.nlink() < 2 {
+                continue;
+            }
+            let why = "a write through its other name would change what git or an editor obeys \
+                       outside the sandbox"
+                .to_string();
+            let copy = read_small(path, MAX_COPY_FILE).map(|bytes| Copy {
+                bytes,
+                mode: meta.mode() & 0o7777,
+            });
+            let finding = match copy {
+                Some(copy) => Finding {
+                    path: path.clone(),
+                    did: "linked a second name to",
+                    action: match put_back(&self.roots, path, &copy) {
+                        Ok(()) => "it was given a file of its own, the other name keeps the old \
+                                   one"
+                        .into(),
+                        Err(e) => format!("it could not be separated ({e})"),
+                    },
+                    why,
+                },
+                None => self.quarantine(path, "linked a second name to", why),
+            };
+            findings.push(finding);
+        }
         findings
     }
 

@@ -19,7 +19,7 @@
 use std::fs::{DirBuilder, File};
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
@@ -146,20 +146,7 @@ fn user_dir(base: &Path) -> PathBuf {
 /// this user's that only this user can enter (in a shared /tmp, someone
 /// else may have made it first, or put a symlink there).
 fn ensure_private_dir(dir: &Path) -> io::Result<()> {
-    match DirBuilder::new().mode(0o700).create(dir) {
-        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
-        _ => {}
-    }
-    let meta = std::fs::symlink_metadata(dir)?;
-    // SAFETY: geteuid cannot fail.
-    let uid = unsafe { libc::geteuid() };
-    if !meta.is_dir() || meta.uid() != uid || meta.permissions().mode() & 0o077 != 0 {
-        return Err(io::Error::other(format!(
-            "{} is not a private directory of this user's; remove it, or set TMPDIR",
-            dir.display()
-        )));
-    }
-    Ok(())
+    crate::fs::dir_locks::private_dir(dir)
 }
 
 /// A server directory whose lock can be taken: its server is gone.

@@ -136,8 +136,8 @@ fn name_globs(patterns: &[String]) -> Result<GlobSet, ToolError> {
 }
 
 /// One entry shown: its (escaped) name is `names[start..end]`, so a
-/// million-entry directory costs one string of names and one small record
-/// per entry.
+/// million-entry directory listed whole costs one string of names and one
+/// small record per entry.
 struct Entry {
     start: usize,
     end: usize,
@@ -146,6 +146,145 @@ struct Entry {
     plain: bool,
     /// Shown in gemini-current.
     size: Option<u64>,
+}
+
+/// Directories first, each group in path order.
+fn listing_order(a: (bool, bool, &str), b: (bool, bool, &str)) -> std::cmp::Ordering {
+    let ((a_dir, a_plain, a_name), (b_dir, b_plain, b_name)) = (a, b);
+    b_dir.cmp(&a_dir).then_with(|| {
+        if a_plain && b_plain {
+            a_name.cmp(b_name)
+        } else {
+            walk::path_order(a_name, b_name)
+        }
+    })
+}
+
+/// An entry among the first a budgeted listing can show, with its own name.
+struct Ranked {
+    name: Box<str>,
+    is_dir: bool,
+    plain: bool,
+    size: Option<u64>,
+}
+
+impl Ranked {
+    fn key(&self) -> (bool, bool, &str) {
+        (self.is_dir, self.plain, &self.name)
+    }
+}
+
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Ranked) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for Ranked {}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Ranked) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Ranked) -> std::cmp::Ordering {
+        listing_order(self.key(), other.key())
+    }
+}
+
+/// What a listing keeps of the entries it reads: every one where no budget
+/// cuts the answer; with one, only the first `most` in listing order (a
+/// heap whose top is the last of them), since no more can fit. Memory is
+/// then bounded by the answer, not by the directory.
+enum Kept {
+    All {
+        names: String,
+        entries: Vec<Entry>,
+    },
+    First {
+        most: usize,
+        heap: std::collections::BinaryHeap<Ranked>,
+        /// The heap's entries in order, once reading is done.
+        sorted: Vec<Ranked>,
+    },
+}
+
+impl Kept {
+    fn new(limit: Option<usize>) -> Kept {
+        match limit {
+            // Each entry shown takes two characters at least (a name and
+            // its line break).
+            Some(limit) => Kept::First {
+                most: limit / 2 + 1,
+                heap: std::collections::BinaryHeap::new(),
+                sorted: Vec::new(),
+            },
+            None => Kept::All {
+                names: String::new(),
+                entries: Vec::new(),
+            },
+        }
+    }
+
+    fn add(&mut self, shown: &str, is_dir: bool, size: Option<u64>) {
+        let plain = shown.is_ascii() && !shown.bytes().any(|b| b.is_ascii_uppercase());
+        match self {
+            Kept::All { names, entries } => {
+                let start = names.len();
+                names.push_str(shown);
+                entries.push(Entry {
+                    start,
+                    end: names.len(),
+                    is_dir,
+                    plain,
+                    size,
+                });
+            }
+            Kept::First { most, heap, .. } => {
+                if heap.len() >= *most {
+                    let Some(last) = heap.peek() else { return };
+                    if listing_order((is_dir, plain, shown), last.key()).is_ge() {
+                        return;
+                    }
+                    heap.pop();
+                }
+                heap.push(Ranked {
+                    name: shown.into(),
+                    is_dir,
+                    plain,
+                    size,
+                });
+            }
+        }
+    }
+
+    /// The kept entries in listing order: name, whether a directory, size.
+    fn in_order(&mut self) -> Vec<(&str, bool, Option<u64>)> {
+        match self {
+            Kept::All { names, entries } => {
+                let name_of = |e: &Entry| &names[e.start..e.end];
+                entries.sort_unstable_by(|a, b| {
+                    listing_order(
+                        (a.is_dir, a.plain, name_of(a)),
+                        (b.is_dir, b.plain, name_of(b)),
+                    )
+                });
+                entries
+                    .iter()
+                    .map(|e| (&names[e.start..e.end], e.is_dir, e.size))
+                    .collect()
+            }
+            Kept::First { heap, sorted, .. } => {
+                *sorted = std::mem::take(heap).into_sorted_vec();
+                sorted
+                    .iter()
+                    .map(|r| (&*r.name, r.is_dir, r.size))
+                    .collect()
+            }
+        }
+    }
 }
 
 fn list(
@@ -162,8 +301,9 @@ fn list(
     let mut reader = guard
         .read_dir(dir)
         .map_err(|e| ToolError(format!("Error listing directory: {abs}: {e}")))?;
-    let mut entries = Vec::new();
-    let mut names = String::new();
+    let budget = state.config.answer_budget;
+    let mut kept = Kept::new(budget.limit());
+    let mut count = 0usize;
     let mut seen_any = false;
     // One buffer for every entry's full path (no allocation per entry).
     let mut probe = dir.real().to_path_buf();
@@ -195,30 +335,13 @@ fn list(
             .flatten();
         let (shown, shown_escaped) = escape_name(name.as_encoded_bytes());
         escaped.add(shown_escaped);
-        let start = names.len();
-        names.push_str(&shown);
-        entries.push(Entry {
-            start,
-            end: names.len(),
-            is_dir,
-            plain: shown.is_ascii() && !shown.bytes().any(|b| b.is_ascii_uppercase()),
-            size,
-        });
+        count += 1;
+        kept.add(&shown, is_dir, size);
     }
     if !seen_any {
         return super::text(format!("Directory {abs} is empty."));
     }
-    // Directories first, each group in path order.
-    let name_of = |e: &Entry| &names[e.start..e.end];
-    entries.sort_unstable_by(|a, b| {
-        b.is_dir.cmp(&a.is_dir).then_with(|| {
-            if a.plain && b.plain {
-                name_of(a).cmp(name_of(b))
-            } else {
-                walk::path_order(name_of(a), name_of(b))
-            }
-        })
-    });
+    let entries = kept.in_order();
     // The notes after the entries, known before the entries are written.
     let mut tail = String::new();
     if ignored > 0 {
@@ -232,22 +355,25 @@ fn list(
     // written straight into the answer, sized up front, as many as fit the
     // answer budget.
     let head = format!("Directory listing for {abs}:\n");
-    let budget = state.config.answer_budget;
     let room = budget.limit().map(|limit| {
-        let widest_note = client_len(&entries_left_out(entries.len(), limit));
+        let widest_note = client_len(&entries_left_out(count, limit));
         limit.saturating_sub(client_len(&head) + client_len(&tail) + widest_note + 1)
     });
-    let mut out = String::with_capacity(abs.len() + 64 + names.len() + entries.len() * 8);
+    let shown_bytes: usize = entries.iter().map(|(name, _, _)| name.len() + 8).sum();
+    let mut out = String::with_capacity(
+        abs.len() + 64 + budget.limit().map_or(shown_bytes, |l| l.min(shown_bytes)),
+    );
     out.push_str(&head);
     let mut used = 0;
     let mut entry = String::new();
-    for (i, e) in entries.iter().enumerate() {
+    let mut shown = 0;
+    for (i, (name, is_dir, size)) in entries.iter().enumerate() {
         entry.clear();
-        if e.is_dir {
+        if *is_dir {
             entry.push_str("[DIR] ");
         }
-        entry.push_str(name_of(e));
-        if let Some(size) = e.size {
+        entry.push_str(name);
+        if let Some(size) = size {
             entry.push_str(&format!(" ({size} bytes)"));
         }
         used += client_len(&entry) + 1;
@@ -255,14 +381,19 @@ fn list(
             && i > 0
             && used > room
         {
-            out.push('\n');
-            out.push_str(&entries_left_out(entries.len() - i, budget.limit_or(0)));
             break;
         }
         if i > 0 {
             out.push('\n');
         }
         out.push_str(&entry);
+        shown += 1;
+    }
+    // Kept entries run out only past the budget (each takes two characters
+    // at least), but whatever is not shown is said.
+    if shown < count {
+        out.push('\n');
+        out.push_str(&entries_left_out(count - shown, budget.limit_or(0)));
     }
     out.push_str(&tail);
     super::text(out)
@@ -292,5 +423,59 @@ fn entry_is_dir(guard: &Guard, dir: &Resolved, name: &OsStr, kind: EntryKind) ->
             resolved.metadata().map(|m| m.is_dir())
         }
         EntryKind::File | EntryKind::Special => Some(false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Names in every case the order tells apart: upper case, non-ASCII,
+    /// digits, dots, directories and files.
+    fn names() -> Vec<(String, bool)> {
+        let mut state = 0x2545_f491_u32;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            state
+        };
+        let parts = ["a", "B", "é", "1", ".", "z", "Z", "_", "ü", "10"];
+        (0..3000)
+            .map(|_| {
+                let len = 1 + next() as usize % 5;
+                let name: String = (0..len)
+                    .map(|_| parts[next() as usize % parts.len()])
+                    .collect();
+                (name, next() % 4 == 0)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_budgeted_listing_keeps_the_first_entries_a_whole_one_would_show() {
+        let all_names = names();
+        let mut whole = Kept::new(None);
+        for (name, is_dir) in &all_names {
+            whole.add(name, *is_dir, None);
+        }
+        let whole: Vec<(String, bool)> = whole
+            .in_order()
+            .into_iter()
+            .map(|(n, d, _)| (n.to_string(), d))
+            .collect();
+        for limit in [0, 1, 7, 100, 2000, 10_000] {
+            let mut first = Kept::new(Some(limit));
+            for (name, is_dir) in &all_names {
+                first.add(name, *is_dir, None);
+            }
+            let first: Vec<(String, bool)> = first
+                .in_order()
+                .into_iter()
+                .map(|(n, d, _)| (n.to_string(), d))
+                .collect();
+            assert_eq!(first.len(), (limit / 2 + 1).min(whole.len()), "{limit}");
+            assert_eq!(first[..], whole[..first.len()], "{limit}");
+        }
     }
 }

@@ -2,7 +2,7 @@
 """Overhead of the bash tool: `echo hi` through MCP against spawning the
 same command directly, interleaved in one run.
 
-    bench/bash_bench.py [--bin target/release/rootbound] [--calls 300] [--server-arg ARG ...]
+    bench/bash_bench.py [--bin target/release/rootbound] [--calls 300] [--first 20] [--server-arg ARG ...]
 
 The reference spawns /usr/bin/echo from this Python process with a pipe for
 its output (what the server itself must do at the least). rootbound's
@@ -27,6 +27,8 @@ def main():
     ap.add_argument("--bin", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "target",
                                                   "release", "rootbound"))
     ap.add_argument("--calls", type=int, default=300)
+    ap.add_argument("--first", type=int, default=20,
+                    help="fresh servers whose first call is timed (it starts the sandbox's fork server)")
     ap.add_argument("--server-arg", action="append", default=[],
                     help="an argument for the server (repeatable), e.g. --server-arg=--bash-ask=off")
     a = ap.parse_args()
@@ -45,9 +47,20 @@ def main():
                     subprocess.run(["/usr/bin/echo", "hi"], stdout=subprocess.PIPE, check=True)
                     direct.append(time.perf_counter() - t0)
         client.close()
+        firsts = []
+        for _ in range(a.first):
+            fresh = McpClient([a.bin, "--root", root, *a.server_arg], "bash_bench", stderr=subprocess.DEVNULL)
+            elapsed, is_error, text = fresh.call("bash", call)
+            assert not is_error, text
+            firsts.append(elapsed)
+            fresh.close()
     o, d = statistics.median(ours) * 1000, statistics.median(direct) * 1000
     print(f"bash 'echo hi' via MCP: p50 {o:.2f} ms   direct spawn: p50 {d:.2f} ms   overhead {o - d:.2f} ms   ratio {o / d:.2f}"
           f"   (p90 {statistics.quantiles(ours, n=10)[-1] * 1000:.2f} / {statistics.quantiles(direct, n=10)[-1] * 1000:.2f} ms)")
+    if firsts:
+        f = statistics.median(firsts) * 1000
+        print(f"first call of a fresh server: p50 {f:.2f} ms ({f / d:.2f}x the direct spawn), "
+              f"max {max(firsts) * 1000:.2f} ms over {len(firsts)} servers")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Whether a lock may be shared.
@@ -117,8 +117,10 @@ fn open_directory(dir: &PathBuf) -> io::Result<File> {
 /// own check removed it. Servers on unrelated trees do not meet.
 ///
 /// Lock files stand in for the directories (a directory's own lock is the
-/// write gate's), in `$TMPDIR/rootbound-trees-<uid>/`, each named by a hash
-/// of its directory's path.
+/// write gate's), in `/tmp/rootbound-trees-<uid>/` (whatever each server's
+/// `$TMPDIR`), each named by its directory's device and inode, so that a
+/// bind mount or another spelling of a directory meets it. Servers of
+/// different users do not meet here.
 pub async fn lock_trees(roots: &[PathBuf]) -> io::Result<DirLocks> {
     let wanted = tree_locks(roots);
     let mut pause = Duration::from_millis(1);
@@ -147,17 +149,26 @@ fn tree_locks(roots: &[PathBuf]) -> Vec<(PathBuf, Sharing)> {
 
 /// All the tree locks, or none (Ok(None): another server holds one).
 fn try_lock_trees(wanted: &[(PathBuf, Sharing)]) -> io::Result<Option<DirLocks>> {
-    use sha2::Digest;
-    use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     // SAFETY: geteuid cannot fail.
     let uid = unsafe { libc::geteuid() };
-    let dir = std::env::temp_dir().join(format!("rootbound-trees-{uid}"));
+    // Not `$TMPDIR`, which servers of one user may each have their own of.
+    let base = Path::new("/tmp");
+    let base = if base.is_dir() {
+        base.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    let dir = base.join(format!("rootbound-trees-{uid}"));
     private_dir(&dir)?;
     let mut held = Vec::with_capacity(wanted.len());
     for (path, sharing) in wanted {
-        let digest = sha2::Sha256::digest(path.as_os_str().as_bytes());
-        let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        // Named by the directory's device and inode, not its path: a bind
+        // mount or another spelling of one directory is the same tree.
+        let Ok(meta) = std::fs::metadata(path) else {
+            continue;
+        };
+        let name = format!("{:x}-{:x}", meta.dev(), meta.ino());
         let file = File::options()
             .read(true)
             .write(true)
@@ -182,7 +193,7 @@ fn try_lock_trees(wanted: &[(PathBuf, Sharing)]) -> io::Result<Option<DirLocks>>
 /// Makes `dir` a directory only this user may use, or says why it is not
 /// one (another user's, a link, open to others): what is in it decides
 /// which server waits for which.
-pub fn private_dir(dir: &std::path::Path) -> io::Result<()> {
+pub fn private_dir(dir: &Path) -> io::Result<()> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
     match std::fs::DirBuilder::new().mode(0o700).create(dir) {
         Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
@@ -232,6 +243,8 @@ mod tests {
         let root = tmp.path().join("project");
         let inner = root.join("sub");
         let sibling = tmp.path().join("other");
+        std::fs::create_dir_all(&inner).unwrap();
+        std::fs::create_dir_all(&sibling).unwrap();
         let held = try_lock_trees(&tree_locks(std::slice::from_ref(&root)))
             .unwrap()
             .expect("free");

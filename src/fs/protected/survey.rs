@@ -117,6 +117,9 @@ pub struct Survey {
     config_targets: Vec<PathBuf>,
     /// The walk ran out of time before it saw every directory.
     incomplete: bool,
+    /// How many names each protected regular file has: one that gains a
+    /// name during a call is separated from it after.
+    links: HashMap<PathBuf, u64>,
 }
 
 /// A directory as a survey listed it: the entries it looks at, and the
@@ -392,11 +395,7 @@ impl Survey {
             if meta.is_dir() {
                 if let Ok(entries) = std::fs::read_dir(&path) {
                     for entry in entries.flatten() {
-                        if entry
-                            .file_name()
-                            .to_string_lossy()
-                            .contains(QUARANTINE_SUFFIX)
-                        {
+                        if is_set_aside_name(&entry.file_name()) {
                             continue;
                         }
                         let child = entry.path();
@@ -406,10 +405,13 @@ impl Survey {
                 }
                 continue;
             }
+            use std::os::unix::fs::MetadataExt;
+            if meta.is_file() {
+                self.links.insert(path.clone(), meta.nlink());
+            }
             if !self.copies || !meta.is_file() {
                 continue;
             }
-            use std::os::unix::fs::MetadataExt;
             let content = (copied < MAX_COPIES
                 && meta.len() <= MAX_COPY_FILE
                 && bytes + meta.len() <= MAX_COPY_BYTES)
@@ -608,7 +610,7 @@ impl Survey {
                     !n.to_str().is_some_and(|n| {
                         GIT_DIR_WRITABLE.contains(&n)
                             || n.ends_with(".lock")
-                            || n.contains(QUARANTINE_SUFFIX)
+                            || is_set_aside_name(OsStr::new(n))
                     })
                 })
                 .collect();
@@ -679,47 +681,73 @@ impl Survey {
         findings
     }
 
-    /// Gives each protected file that has another name (a hard link, made
-    /// where no mount held it read-only) a file of its own, with the same
-    /// bytes and mode: what is written later through the other name, by
-    /// a server whose roots do not hold the git directory or by anyone,
-    /// no longer reaches what git and agents read. Too big to copy, it is
-    /// renamed aside instead.
+    /// Separates each protected file that gained a name during the call (a
+    /// hard link, which only a call without a mount namespace can make) from
+    /// it: the protected name is renamed aside first, so the other name
+    /// keeps the old file and nothing written through it reaches what git
+    /// and agents read, then the copy taken before the call is put back in
+    /// its place (without copies, what the set-aside file holds now). What
+    /// is there is never read in place: the other name may be writing it.
+    /// Links the file had before the call (a `cp -al` backup) are left.
     fn separate_hard_links(&self, now: &Survey) -> Vec<Finding> {
-        use std::os::unix::fs::MetadataExt;
-        let mut paths: Vec<&PathBuf> = now.protected.iter().chain(now.beneath.keys()).collect();
-        paths.sort();
-        paths.dedup();
+        let mut gained: Vec<&PathBuf> = now
+            .links
+            .iter()
+            .filter(|(path, n)| **n >= 2 && **n > self.links.get(*path).copied().unwrap_or(1))
+            .map(|(path, _)| path)
+            .collect();
+        gained.sort();
         let mut findings = Vec::new();
-        for path in paths {
-            let Ok(meta) = std::fs::symlink_metadata(path) else {
-                continue;
+        for path in gained {
+            let mode = {
+                use std::os::unix::fs::MetadataExt;
+                std::fs::symlink_metadata(path).map_or(0o644, |m| m.mode() & 0o7777)
             };
-            if !meta.is_file() || meta.nlink() < 2 {
-                continue;
-            }
-            let why = "a write through its other name would change what git or an editor obeys \
-                       outside the sandbox"
-                .to_string();
-            let copy = read_small(path, MAX_COPY_FILE).map(|bytes| Copy {
-                bytes,
-                mode: meta.mode() & 0o7777,
+            let aside = match set_aside_path(&self.roots, path) {
+                Ok(SetAside::Renamed(aside)) => aside,
+                Ok(SetAside::Removed) => {
+                    findings.push(Finding {
+                        path: path.clone(),
+                        did: "linked a second name to",
+                        action: "it could not be renamed, so it was removed".into(),
+                        why: LINK_WHY.into(),
+                    });
+                    continue;
+                }
+                Err(e) => {
+                    findings.push(Finding {
+                        path: path.clone(),
+                        did: "linked a second name to",
+                        action: format!(
+                            "IT COULD NOT BE SEPARATED ({e}); remove the other name before \
+                             running git here"
+                        ),
+                        why: LINK_WHY.into(),
+                    });
+                    continue;
+                }
+            };
+            let copy = match self.beneath.get(path) {
+                Some(Some(copy)) => Some(copy.clone()),
+                _ => read_small(&aside, MAX_COPY_FILE).map(|bytes| Copy { bytes, mode }),
+            };
+            let shown_aside = aside.file_name().unwrap_or_default().to_string_lossy();
+            let action = match copy.map(|copy| put_back(&self.roots, path, &copy)) {
+                Some(Ok(())) => format!(
+                    "it was given a file of its own, and the linked file kept as {shown_aside}"
+                ),
+                Some(Err(e)) => format!(
+                    "the linked file was renamed to {shown_aside}, and its own could not be \
+                     made ({e})"
+                ),
+                None => format!("the linked file was renamed to {shown_aside}"),
+            };
+            findings.push(Finding {
+                path: path.clone(),
+                did: "linked a second name to",
+                action,
+                why: LINK_WHY.into(),
             });
-            let finding = match copy {
-                Some(copy) => Finding {
-                    path: path.clone(),
-                    did: "linked a second name to",
-                    action: match put_back(&self.roots, path, &copy) {
-                        Ok(()) => "it was given a file of its own, the other name keeps the old \
-                                   one"
-                        .into(),
-                        Err(e) => format!("it could not be separated ({e})"),
-                    },
-                    why,
-                },
-                None => self.quarantine(path, "linked a second name to", why),
-            };
-            findings.push(finding);
         }
         findings
     }
@@ -790,7 +818,7 @@ impl Survey {
             .beneath
             .keys()
             .filter(|p| !self.beneath.contains_key(*p))
-            .filter(|p| !p.as_os_str().to_string_lossy().contains(QUARANTINE_SUFFIX))
+            .filter(|p| !p.file_name().is_some_and(is_set_aside_name))
             .collect();
         added.sort();
         for path in added {
@@ -831,6 +859,27 @@ impl Survey {
             why,
         }
     }
+}
+
+/// Why a second name of a protected file matters.
+const LINK_WHY: &str =
+    "a write through its other name would change what git or an editor obeys outside the sandbox";
+
+/// Whether `name` is one rootbound sets aside under: `<name>` followed by
+/// the quarantine suffix, alone or with its unguessable tail. A name that
+/// only holds the suffix (`x.rootbound-quarantine.yaml`, which an agent
+/// may load) is checked like any other.
+fn is_set_aside_name(name: &OsStr) -> bool {
+    let name = name.as_encoded_bytes();
+    let suffix = QUARANTINE_SUFFIX.as_bytes();
+    if name.ends_with(suffix) {
+        return true;
+    }
+    let tail = 1 + 16;
+    name.len() > suffix.len() + tail
+        && name[..name.len() - tail].ends_with(suffix)
+        && name[name.len() - tail] == b'-'
+        && name[name.len() - 16..].iter().all(u8::is_ascii_hexdigit)
 }
 
 /// The names a survey looks at: what makes a git directory, what a git
@@ -1203,4 +1252,28 @@ fn put_back(roots: &[PathBuf], path: &Path, copy: &Copy) -> io::Result<()> {
         Ok(())
     })?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_names_rootbound_sets_aside_under_are_passed_over() {
+        for name in [
+            "config.rootbound-quarantine",
+            "pre-commit.rootbound-quarantine-0123456789abcdef",
+        ] {
+            assert!(is_set_aside_name(OsStr::new(name)), "{name}");
+        }
+        for name in [
+            "x.rootbound-quarantine.yaml",
+            "settings.rootbound-quarantine.json",
+            "a.rootbound-quarantine-0123456789abcdeg",
+            "a.rootbound-quarantine-0123",
+            "config",
+        ] {
+            assert!(!is_set_aside_name(OsStr::new(name)), "{name}");
+        }
+    }
 }

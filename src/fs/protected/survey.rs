@@ -699,10 +699,16 @@ impl Survey {
         gained.sort();
         let mut findings = Vec::new();
         for path in gained {
-            let mode = {
-                use std::os::unix::fs::MetadataExt;
-                std::fs::symlink_metadata(path).map_or(0o644, |m| m.mode() & 0o7777)
+            use std::os::unix::fs::MetadataExt;
+            // Put back from its copy a moment ago (it had changed), it has a
+            // file of its own already.
+            let Ok(meta) = std::fs::symlink_metadata(path) else {
+                continue;
             };
+            if !meta.is_file() || meta.nlink() < 2 {
+                continue;
+            }
+            let mode = meta.mode() & 0o7777;
             let aside = match set_aside_path(&self.roots, path) {
                 Ok(SetAside::Renamed(aside)) => aside,
                 Ok(SetAside::Removed) => {

@@ -74,11 +74,7 @@ impl LazyTemp {
     /// is making it).
     fn get(&self) -> &Result<sandbox::temp::ServerTemp, sandbox::Error> {
         self.0.get_or_init(|| {
-            // Resolved first: macOS's `$TMPDIR` lies under `/var`, a link to
-            // `/private/var`, and its sandbox profile matches resolved paths.
-            let base = std::env::temp_dir();
-            let base = base.canonicalize().unwrap_or(base);
-            sandbox::temp::ServerTemp::create(&base).map_err(|e| {
+            sandbox::temp::ServerTemp::create(&std::env::temp_dir()).map_err(|e| {
                 tracing::warn!("bash: no temporary directory: {e}");
                 sandbox::Error::io("making the temporary directory for commands", e)
             })

@@ -41,7 +41,10 @@ impl ServerTemp {
     /// Creates and locks this server's directory under `base` (normally
     /// the system's temporary directory).
     pub fn create(base: &Path) -> io::Result<ServerTemp> {
-        let user_dir = user_dir(base);
+        // Resolved first: macOS's `$TMPDIR` lies under `/var`, a link to
+        // `/private/var`, and its sandbox profile matches resolved paths.
+        let base = base.canonicalize().unwrap_or_else(|_| base.to_path_buf());
+        let user_dir = user_dir(&base);
         let nanos = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());

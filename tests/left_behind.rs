@@ -743,16 +743,23 @@ async fn a_hard_link_to_a_protected_file_is_no_way_in_later() {
         let root = project.root();
         let config = root.join(".git/config");
         let pristine = std::fs::read(&config).unwrap();
+        // The user's own second name for it, from before the call (a
+        // `cp -al` backup beside the root): links already there are left,
+        // but a linked file put in its place is not.
+        let backup = project.tmp.path.join("backup-config");
+        std::fs::hard_link(&config, &backup).unwrap();
         let answer = project
             .attack(
                 &server,
                 mode,
-                "ln .git/config alias.cfg 2>/dev/null; ln .git/config .git/../second.cfg 2>/dev/null; true",
+                "ln .git/config alias.cfg 2>/dev/null; ln .git/config .git/../second.cfg 2>/dev/null; \
+                 cp .git/config swapped.cfg && ln swapped.cfg linked.cfg && \
+                 mv -f linked.cfg .git/config 2>/dev/null; true",
             )
             .await;
         // Another writer, later, in place: what a second server rooted
         // beside the repository's git directory would do.
-        for alias in ["alias.cfg", "second.cfg"] {
+        for alias in ["alias.cfg", "second.cfg", "swapped.cfg"] {
             if let Ok(mut file) = std::fs::OpenOptions::new()
                 .append(true)
                 .open(root.join(alias))

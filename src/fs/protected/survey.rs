@@ -119,7 +119,10 @@ pub struct Survey {
     incomplete: bool,
     /// How many names each protected regular file has: one that gains a
     /// name during a call is separated from it after.
-    links: HashMap<PathBuf, u64>,
+    links: HashMap<PathBuf, (u64, u64)>,
+    /// The walk beneath protected directories stopped at its bound: what it
+    /// did not see cannot be checked.
+    beneath_capped: bool,
 }
 
 /// A directory as a survey listed it: the entries it looks at, and the
@@ -387,6 +390,7 @@ impl Survey {
             seen += 1;
             if seen > MAX_DIRS {
                 self.uncopied += 1;
+                self.beneath_capped = true;
                 break;
             }
             let Ok(meta) = std::fs::symlink_metadata(&path) else {
@@ -395,7 +399,12 @@ impl Survey {
             if meta.is_dir() {
                 if let Ok(entries) = std::fs::read_dir(&path) {
                     for entry in entries.flatten() {
-                        if is_set_aside_name(&entry.file_name()) {
+                        // What rootbound set aside is passed over; a directory
+                        // only named so (an agent loads any folder of
+                        // extensions) is looked into like any other.
+                        if is_set_aside_name(&entry.file_name())
+                            && entry.file_type().is_ok_and(|t| !t.is_dir())
+                        {
                             continue;
                         }
                         let child = entry.path();
@@ -407,7 +416,7 @@ impl Survey {
             }
             use std::os::unix::fs::MetadataExt;
             if meta.is_file() {
-                self.links.insert(path.clone(), meta.nlink());
+                self.links.insert(path.clone(), (meta.ino(), meta.nlink()));
             }
             if !self.copies || !meta.is_file() {
                 continue;
@@ -482,7 +491,38 @@ impl Survey {
                 return (vec![finding], None);
             }
         };
-        let mut findings = self.undo(&now);
+        let (mut findings, separated) = self.undo(&now);
+        // Past the bound only now (where copies protect, a baseline past
+        // it refuses the call: its files could not all be copied).
+        if now.beneath_capped && !self.beneath_capped {
+            // What lies beneath them was not all seen: each protected
+            // directory is set aside whole and made again, empty.
+            let mut dirs: Vec<&PathBuf> = now
+                .protected
+                .iter()
+                .filter(|p| now.kinds.get(*p) == Some(&Kind::Dir))
+                .collect();
+            dirs.sort();
+            for dir in dirs {
+                let mut finding = self.quarantine(
+                    dir,
+                    "filled",
+                    format!(
+                        "more than {MAX_DIRS} entries beneath protected directories cannot be \
+                         checked"
+                    ),
+                );
+                if let Err(e) = make_dir(&self.roots, dir) {
+                    finding.action =
+                        format!("{}; it could not be made again ({e})", finding.action);
+                }
+                findings.push(finding);
+            }
+            return (findings, None);
+        }
+        if !separated {
+            return (findings, None);
+        }
         if now.incomplete {
             findings.push(Finding {
                 path: self.roots.first().cloned().unwrap_or_default(),
@@ -496,7 +536,9 @@ impl Survey {
     }
 
     /// Undoes what `now` shows the call left, against this survey.
-    fn undo(&self, now: &Survey) -> Vec<Finding> {
+    /// Also says whether every protected file that gained a name was
+    /// separated from it (if not, no writable call may run again).
+    fn undo(&self, now: &Survey) -> (Vec<Finding>, bool) {
         let mut findings = Vec::new();
         // A path two rules name (a new `config.worktree` is both a new
         // setting and a new name in a git directory) is set aside once, and
@@ -677,8 +719,9 @@ impl Survey {
         if self.copies {
             findings.extend(self.restore(now));
         }
-        findings.extend(self.separate_hard_links(now));
-        findings
+        let (separations, separated) = self.separate_hard_links(now);
+        findings.extend(separations);
+        (findings, separated)
     }
 
     /// Separates each protected file that gained a name during the call (a
@@ -689,15 +732,25 @@ impl Survey {
     /// its place (without copies, what the set-aside file holds now). What
     /// is there is never read in place: the other name may be writing it.
     /// Links the file had before the call (a `cp -al` backup) are left.
-    fn separate_hard_links(&self, now: &Survey) -> Vec<Finding> {
+    fn separate_hard_links(&self, now: &Survey) -> (Vec<Finding>, bool) {
         let mut gained: Vec<&PathBuf> = now
             .links
             .iter()
-            .filter(|(path, n)| **n >= 2 && **n > self.links.get(*path).copied().unwrap_or(1))
+            // Two names or more, and either a name more than before or
+            // another file than before (the call put a linked file in its
+            // place, where the old one had a `cp -al` backup's name).
+            .filter(|(path, (ino, n))| {
+                *n >= 2
+                    && self
+                        .links
+                        .get(*path)
+                        .is_none_or(|(was_ino, was_n)| n > was_n || ino != was_ino)
+            })
             .map(|(path, _)| path)
             .collect();
         gained.sort();
         let mut findings = Vec::new();
+        let mut separated = true;
         for path in gained {
             use std::os::unix::fs::MetadataExt;
             // Put back from its copy a moment ago (it had changed), it has a
@@ -721,15 +774,28 @@ impl Survey {
                     continue;
                 }
                 Err(e) => {
+                    // A rename can need room in the directory; removing the
+                    // name does not (the other name keeps the file).
+                    let action = match remove_name(&self.roots, path) {
+                        Ok(()) => "it could not be renamed, so its name was removed".to_string(),
+                        Err(_) => {
+                            separated = false;
+                            format!(
+                                "IT COULD NOT BE SEPARATED ({e}); remove the other name before \
+                                 running git here"
+                            )
+                        }
+                    };
                     findings.push(Finding {
                         path: path.clone(),
                         did: "linked a second name to",
-                        action: format!(
-                            "IT COULD NOT BE SEPARATED ({e}); remove the other name before \
-                             running git here"
-                        ),
+                        action,
                         why: LINK_WHY.into(),
                     });
+                    // Its copy goes back where the name was, if there is room.
+                    if let Some(Some(copy)) = self.beneath.get(path) {
+                        let _ = put_back(&self.roots, path, copy);
+                    }
                     continue;
                 }
             };
@@ -755,7 +821,7 @@ impl Survey {
                 why: LINK_WHY.into(),
             });
         }
-        findings
+        (findings, separated)
     }
 
     /// The first directory between `path`'s root and `path` that is a
@@ -824,7 +890,10 @@ impl Survey {
             .beneath
             .keys()
             .filter(|p| !self.beneath.contains_key(*p))
-            .filter(|p| !p.file_name().is_some_and(is_set_aside_name))
+            .filter(|p| {
+                !(p.file_name().is_some_and(is_set_aside_name)
+                    && std::fs::symlink_metadata(p).is_ok_and(|m| !m.is_dir()))
+            })
             .collect();
         added.sort();
         for path in added {
@@ -1237,6 +1306,14 @@ fn set_aside_path(roots: &[PathBuf], path: &Path) -> io::Result<SetAside> {
             Ok(SetAside::Removed)
         }
     }
+}
+
+/// Removes the name `path` (a file), beneath its root.
+fn remove_name(roots: &[PathBuf], path: &Path) -> io::Result<()> {
+    let (root, rel, name) = split_beneath(roots, path)?;
+    let dir = open_dir_beneath(root, rel)?;
+    rustix::fs::unlinkat(&dir, name, rustix::fs::AtFlags::empty())?;
+    Ok(())
 }
 
 /// Makes the directory `path` again, beneath its root.

@@ -830,3 +830,29 @@ async fn a_second_server_does_not_put_back_what_the_first_ones_call_planted() {
         &answers,
     );
 }
+
+/// A folder whose name only looks like one rootbound set aside is no hiding
+/// place: Gemini CLI loads any folder of `.gemini/extensions/`.
+#[tokio::test]
+async fn a_folder_named_like_a_set_aside_one_is_checked_too() {
+    for mode in [Mode::Unrestricted, Mode::NoNamespaces] {
+        let project = Project::new();
+        let root = project.root();
+        std::fs::create_dir_all(root.join(".gemini/extensions")).unwrap();
+        std::fs::write(root.join(".gemini/settings.json"), "{}\n").unwrap();
+        let server = project.server(mode, &[]).await;
+        let planted = root.join(".gemini/extensions/x.rootbound-quarantine");
+        let answer = project
+            .attack(
+                &server,
+                mode,
+                "mkdir -p .gemini/extensions/x.rootbound-quarantine && \
+                 echo '{\"name\": \"x\"}' > .gemini/extensions/x.rootbound-quarantine/gemini-extension.json; true",
+            )
+            .await;
+        assert!(
+            !planted.join("gemini-extension.json").exists(),
+            "{mode:?}: the extension stayed: {answer}"
+        );
+    }
+}

@@ -856,3 +856,50 @@ async fn a_folder_named_like_a_set_aside_one_is_checked_too() {
         );
     }
 }
+
+/// A call that fills protected directories past what the check walks
+/// (200,000 entries) to hide a plant among them does not keep it: each
+/// protected directory is set aside whole and made again, and no writable
+/// call runs after. Where mounts protect, the directories cannot be filled.
+#[tokio::test]
+async fn filling_protected_directories_past_the_check_hides_nothing() {
+    let project = Project::new();
+    let root = project.root();
+    let server = project.server(Mode::NoNamespaces, &[]).await;
+    let marks = project.marks().display().to_string();
+    // Two hundred thousand files and the check after them take a while on a
+    // loaded machine: longer than the harness gives one call.
+    let command = format!(
+        "cd .git/info && seq 1 200500 | split -l 1 -a 6 - j \
+         && cd ../.. && printf '#!/bin/sh\\ntouch {marks}/filled\\n' > .git/hooks/pre-commit \
+         && chmod +x .git/hooks/pre-commit; true"
+    );
+    let params = rmcp::model::CallToolRequestParams::new("bash")
+        .with_arguments(json!({"command": command}).as_object().unwrap().clone());
+    let result = tokio::time::timeout(
+        std::time::Duration::from_secs(600),
+        server.client.call_tool(params),
+    )
+    .await
+    .expect("the call ended within 10 minutes")
+    .unwrap();
+    let answer = all_text(&result);
+    assert!(
+        !root.join(".git/hooks/pre-commit").exists(),
+        "the hook stayed: {answer}"
+    );
+    assert!(root.join(".git/hooks").is_dir(), "{answer}");
+    project.assert_host_runs_nothing(
+        "a hook hidden past the walk's bound",
+        Mode::NoNamespaces,
+        &answer,
+    );
+    let next = server
+        .call("bash", json!({"command": "echo again > again.txt"}))
+        .await;
+    assert!(
+        !root.join("again.txt").exists(),
+        "a writable call ran after the bound was reached: {}",
+        all_text(&next)
+    );
+}

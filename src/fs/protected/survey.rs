@@ -886,6 +886,11 @@ impl Survey {
                 why: "git or an editor obeys it outside the sandbox".into(),
             });
         }
+        // Past the walk's bound, the directories are set aside whole
+        // instead (`check_after`), not entry by entry.
+        if now.beneath_capped && !self.beneath_capped {
+            return findings;
+        }
         let mut added: Vec<&PathBuf> = now
             .beneath
             .keys()

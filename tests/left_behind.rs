@@ -857,8 +857,8 @@ async fn a_folder_named_like_a_set_aside_one_is_checked_too() {
     }
 }
 
-/// A call that fills protected directories past what the check walks
-/// (200,000 entries) to hide a plant among them does not keep it: each
+/// A call that fills a protected directory past what the check walks
+/// (200,000 entries) to hide a plant behind them does not keep it: each
 /// protected directory is set aside whole and made again, and no writable
 /// call runs after. Where mounts protect, the directories cannot be filled.
 #[tokio::test]
@@ -869,9 +869,12 @@ async fn filling_protected_directories_past_the_check_hides_nothing() {
     let marks = project.marks().display().to_string();
     // Two hundred thousand files and the check after them take a while on a
     // loaded machine: longer than the harness gives one call.
+    // The walk is breadth first: what lies in `hooks/deep/` comes after all
+    // 200,500 entries of `hooks/`, past the bound, whatever their order.
     let command = format!(
-        "cd .git/info && seq 1 200500 | split -l 1 -a 6 - j \
-         && cd ../.. && printf '#!/bin/sh\\ntouch {marks}/filled\\n' > .git/hooks/pre-commit \
+        "cd .git/hooks && seq 1 200500 | split -l 1 -a 6 - j && mkdir deep \
+         && echo planted > deep/plant && cd ../.. \
+         && printf '#!/bin/sh\\ntouch {marks}/filled\\n' > .git/hooks/pre-commit \
          && chmod +x .git/hooks/pre-commit; true"
     );
     let params = rmcp::model::CallToolRequestParams::new("bash")
@@ -887,6 +890,10 @@ async fn filling_protected_directories_past_the_check_hides_nothing() {
     assert!(
         !root.join(".git/hooks/pre-commit").exists(),
         "the hook stayed: {answer}"
+    );
+    assert!(
+        !root.join(".git/hooks/deep/plant").exists(),
+        "what lay past the bound stayed: {answer}"
     );
     assert!(root.join(".git/hooks").is_dir(), "{answer}");
     project.assert_host_runs_nothing(

@@ -81,20 +81,7 @@ impl Project {
 
     /// The host's git, as the user runs it: their own rights, no sandbox.
     fn host_git(&self, cwd: &Path, args: &[&str]) -> std::process::Output {
-        std::process::Command::new("git")
-            .args(args)
-            .current_dir(cwd)
-            .env("HOME", self.tmp.path.join("home"))
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "u")
-            .env("GIT_AUTHOR_EMAIL", "u@example.com")
-            .env("GIT_COMMITTER_NAME", "u")
-            .env("GIT_COMMITTER_EMAIL", "u@example.com")
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_WORK_TREE")
-            .stdin(Stdio::null())
-            .output()
-            .expect("run git")
+        common::host_git(cwd, &self.tmp.path.join("home"), args)
     }
 
     /// The user's session after the call: git in every directory of the

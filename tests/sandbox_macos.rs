@@ -549,20 +549,7 @@ async fn a_cancelled_call_leaves_no_process() {
 /// The host's git, as the user runs it: their rights, no sandbox, a home of
 /// the test's own.
 fn host_git(l: &Layout, args: &[&str]) -> std::process::Output {
-    std::process::Command::new("git")
-        .args(args)
-        .current_dir(l.root())
-        .env("HOME", l.tmp.path.join("home"))
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "u")
-        .env("GIT_AUTHOR_EMAIL", "u@example.com")
-        .env("GIT_COMMITTER_NAME", "u")
-        .env("GIT_COMMITTER_EMAIL", "u@example.com")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run git")
+    common::host_git(&l.root(), &l.tmp.path.join("home"), args)
 }
 
 /// What a command leaves behind (docs/security.md): on macOS no mount

@@ -191,9 +191,11 @@ const NAMES_IGNORE_CASE: bool = cfg!(any(target_os = "macos", windows));
 /// Whether entry `name` is `protected` as this platform's file systems
 /// compare names.
 pub(super) fn is_named(name: &OsStr, protected: &str) -> bool {
-    match name.to_str() {
-        Some(name) if NAMES_IGNORE_CASE => name.eq_ignore_ascii_case(protected),
-        _ => name == protected,
+    let name = name.as_encoded_bytes();
+    if NAMES_IGNORE_CASE {
+        name.eq_ignore_ascii_case(protected.as_bytes())
+    } else {
+        name == protected.as_bytes()
     }
 }
 

@@ -318,3 +318,24 @@ impl BashAnswer {
             .ok()
     }
 }
+
+/// The host's own git, as the user would run it in `cwd` after the calls:
+/// no system configuration, `home` as its HOME (the test's, not the
+/// user's), an identity for commits, and nothing pinned by the test's
+/// environment.
+pub fn host_git(cwd: &Path, home: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("git")
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "u")
+        .env("GIT_AUTHOR_EMAIL", "u@example.com")
+        .env("GIT_COMMITTER_NAME", "u")
+        .env("GIT_COMMITTER_EMAIL", "u@example.com")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run git")
+}

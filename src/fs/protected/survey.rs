@@ -977,10 +977,9 @@ fn is_interesting(name: &[u8]) -> bool {
         "info",
         "gitdir",
     ];
-    std::str::from_utf8(name).is_ok_and(|n| {
-        let n = OsStr::new(n);
-        GIT_NAMES.iter().any(|g| is_named(n, g)) || settings_reason(n).is_some()
-    })
+    // Asked of every entry a survey lists: compared as bytes, no decoding.
+    let name = <OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(name);
+    GIT_NAMES.iter().any(|g| is_named(name, g)) || settings_reason(name).is_some()
 }
 
 /// Lists `dir` (opened with no link followed on the way where the kernel

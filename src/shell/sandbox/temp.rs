@@ -53,7 +53,7 @@ impl ServerTemp {
         // then make it again.
         let mut attempts = 0;
         loop {
-            ensure_private_dir(&user_dir)?;
+            crate::fs::dir_locks::private_dir(&user_dir)?;
             match DirBuilder::new().mode(0o700).create(&dir) {
                 Ok(()) => break,
                 Err(e) if e.kind() == io::ErrorKind::NotFound && attempts < 3 => attempts += 1,
@@ -143,13 +143,6 @@ fn user_dir(base: &Path) -> PathBuf {
     // SAFETY: geteuid cannot fail.
     let uid = unsafe { libc::geteuid() };
     base.join(format!("rootbound-{uid}"))
-}
-
-/// Makes `dir` if it is missing; refuses one that is not a directory of
-/// this user's that only this user can enter (in a shared /tmp, someone
-/// else may have made it first, or put a symlink there).
-fn ensure_private_dir(dir: &Path) -> io::Result<()> {
-    crate::fs::dir_locks::private_dir(dir)
 }
 
 /// A server directory whose lock can be taken: its server is gone.

@@ -68,30 +68,46 @@ pub async fn lock(dirs: &[PathBuf], sharing: Sharing) -> DirLocks {
     let mut dirs = dirs.to_vec();
     dirs.sort();
     dirs.dedup();
+    let Ok(held) = retrying::<std::convert::Infallible>(|| Ok(try_lock(&dirs, sharing))).await;
+    held
+}
+
+/// Tries `attempt` until it holds its locks (Ok(Some)), pausing between
+/// tries without blocking a thread: all or none each time, so two servers
+/// can never wait on each other.
+async fn retrying<E>(
+    mut attempt: impl FnMut() -> Result<Option<DirLocks>, E>,
+) -> Result<DirLocks, E> {
     let mut pause = Duration::from_millis(1);
     loop {
-        if let Some(held) = try_lock(&dirs, sharing) {
-            return held;
+        if let Some(held) = attempt()? {
+            return Ok(held);
         }
         tokio::time::sleep(pause).await;
         pause = (pause * 2).min(Duration::from_millis(20));
     }
 }
 
-/// All the locks, or none. A directory that cannot be opened (no read
-/// permission) is passed over: no server can hold a lock on it either.
-fn try_lock(dirs: &[PathBuf], sharing: Sharing) -> Option<DirLocks> {
+/// A lock on `file` without waiting; false if another holds a conflicting
+/// one.
+fn try_flock(file: &File, sharing: Sharing) -> bool {
     let operation = match sharing {
         Sharing::Shared => libc::LOCK_SH,
         Sharing::Exclusive => libc::LOCK_EX,
     } | libc::LOCK_NB;
+    // SAFETY: flock on a descriptor the caller owns.
+    unsafe { libc::flock(file.as_raw_fd(), operation) == 0 }
+}
+
+/// All the locks, or none. A directory that cannot be opened (no read
+/// permission) is passed over: no server can hold a lock on it either.
+fn try_lock(dirs: &[PathBuf], sharing: Sharing) -> Option<DirLocks> {
     let mut held = Vec::with_capacity(dirs.len());
     for dir in dirs {
         let Ok(file) = open_directory(dir) else {
             continue;
         };
-        // SAFETY: flock on a descriptor we own.
-        if unsafe { libc::flock(file.as_raw_fd(), operation) } != 0 {
+        if !try_flock(&file, sharing) {
             return None;
         }
         held.push(file);
@@ -123,14 +139,7 @@ fn open_directory(dir: &PathBuf) -> io::Result<File> {
 /// different users do not meet here.
 pub async fn lock_trees(roots: &[PathBuf]) -> io::Result<DirLocks> {
     let wanted = tree_locks(roots);
-    let mut pause = Duration::from_millis(1);
-    loop {
-        if let Some(held) = try_lock_trees(&wanted)? {
-            return Ok(held);
-        }
-        tokio::time::sleep(pause).await;
-        pause = (pause * 2).min(Duration::from_millis(20));
-    }
+    retrying(|| try_lock_trees(&wanted)).await
 }
 
 /// Each root exclusive, each directory above one shared, in path order.
@@ -177,12 +186,7 @@ fn try_lock_trees(wanted: &[(PathBuf, Sharing)]) -> io::Result<Option<DirLocks>>
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(dir.join(name))?;
-        let operation = match sharing {
-            Sharing::Shared => libc::LOCK_SH,
-            Sharing::Exclusive => libc::LOCK_EX,
-        } | libc::LOCK_NB;
-        // SAFETY: flock on a descriptor we own.
-        if unsafe { libc::flock(file.as_raw_fd(), operation) } != 0 {
+        if !try_flock(&file, *sharing) {
             return Ok(None);
         }
         held.push(file);

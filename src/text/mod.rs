@@ -6,6 +6,7 @@ pub mod diff;
 pub mod edit;
 pub mod exact;
 pub mod filekind;
+pub mod first;
 pub mod globs;
 pub mod lines;
 pub mod names;

@@ -14,6 +14,7 @@ use super::{CallContext, State, ToolError, ToolResult, ToolSpec, cancellable, pa
 use crate::discovery::walk::{self, TOO_DEEP_NOTE, Walk, WalkOptions};
 use crate::fs::guard::Guard;
 use crate::text::budget::{AnswerBudget, Listing};
+use crate::text::first::FirstN;
 use crate::text::names::{Escaped, escape_name};
 use crate::tools::params::JsonObject;
 
@@ -285,20 +286,11 @@ impl PartialOrd for Ranked {
     }
 }
 
-/// The first [`MAX_RESULTS`] matches seen, and counts of all of them.
-///
-/// Kept matches gather in a buffer of twice the answer; when it fills, the
-/// first half is selected and the rest dropped, and the last kept becomes
-/// the bar a new match must beat. A walk often meets files in falling path
-/// order (a depth-first walk ends in the early directories), where a heap
-/// would re-sort on nearly every match; here most matches cost one
-/// comparison and the kept ones a few, amortised.
+/// The first [`MAX_RESULTS`] matches seen (`text::first`), and counts of
+/// all of them.
 struct Top {
     now: SystemTime,
-    kept: Vec<Ranked>,
-    /// Whether `kept[MAX_RESULTS - 1]` is the bar: the last of the first
-    /// [`MAX_RESULTS`] at the latest pruning (those after it came since).
-    has_bar: bool,
+    first: FirstN<Ranked>,
     total: usize,
     ignored: usize,
     escaped: Escaped,
@@ -308,8 +300,7 @@ impl Top {
     fn new(now: SystemTime) -> Top {
         Top {
             now,
-            kept: Vec::new(),
-            has_bar: false,
+            first: FirstN::new(MAX_RESULTS),
             total: 0,
             ignored: 0,
             escaped: Escaped::default(),
@@ -322,30 +313,17 @@ impl Top {
         self.total += 1;
         let recent =
             mtime.is_some_and(|t| self.now.duration_since(t).map_or(true, |age| age <= RECENT));
-        if self.has_bar && !rank(recent, mtime, path, &self.kept[MAX_RESULTS - 1]).is_lt() {
-            return;
-        }
-        self.kept.push(Ranked {
-            recent,
-            mtime,
-            path: path.to_string(),
-        });
-        if self.kept.len() >= 2 * MAX_RESULTS {
-            self.prune();
-        }
-    }
-
-    /// Keeps only the first [`MAX_RESULTS`], the last of them at the bar.
-    fn prune(&mut self) {
-        if self.kept.len() >= MAX_RESULTS {
-            self.kept.select_nth_unstable(MAX_RESULTS - 1);
-            self.kept.truncate(MAX_RESULTS);
-            self.has_bar = true;
+        if self.first.may_keep(|bar| rank(recent, mtime, path, bar)) {
+            self.first.push(Ranked {
+                recent,
+                mtime,
+                path: path.to_string(),
+            });
         }
     }
 
     fn merge(&mut self, other: Top) {
-        for r in other.kept {
+        for r in other.first.into_kept() {
             self.offer(&r.path, r.mtime);
             self.total -= 1;
         }
@@ -355,10 +333,8 @@ impl Top {
     }
 
     /// The first [`MAX_RESULTS`] matches, in output order.
-    fn into_sorted(mut self) -> Vec<Ranked> {
-        self.prune();
-        self.kept.sort_unstable();
-        self.kept
+    fn into_sorted(self) -> Vec<Ranked> {
+        self.first.into_sorted()
     }
 }
 
@@ -594,8 +570,7 @@ mod tests {
             one.merge(two);
             assert_eq!(one.total, count);
             let kept: Vec<String> = one.into_sorted().into_iter().map(|r| r.path).collect();
-            let mut all = Top::new(now);
-            all.kept = files
+            let mut all: Vec<Ranked> = files
                 .iter()
                 .map(|(path, mtime)| Ranked {
                     recent: mtime.is_some_and(|t| now.duration_since(t).is_ok_and(|a| a <= RECENT)),
@@ -603,13 +578,8 @@ mod tests {
                     path: path.clone(),
                 })
                 .collect();
-            all.kept.sort_unstable();
-            let expected: Vec<String> = all
-                .kept
-                .into_iter()
-                .take(MAX_RESULTS)
-                .map(|r| r.path)
-                .collect();
+            all.sort_unstable();
+            let expected: Vec<String> = all.into_iter().take(MAX_RESULTS).map(|r| r.path).collect();
             assert_eq!(kept, expected, "{count} matches");
         }
     }

@@ -14,6 +14,7 @@ use super::{CallContext, State, ToolError, ToolResult, ToolSpec, parse_args, run
 use crate::discovery::walk::{self, WalkOptions};
 use crate::fs::guard::{DirEntries, EntryKind, Guard, Resolved};
 use crate::text::budget::client_len;
+use crate::text::first::FirstN;
 use crate::text::names::{Escaped, escape_name};
 use crate::tools::params::JsonObject;
 
@@ -195,18 +196,17 @@ impl Ord for Ranked {
 }
 
 /// What a listing keeps of the entries it reads: every one where no budget
-/// cuts the answer; with one, only the first `most` in listing order (a
-/// heap whose top is the last of them), since no more can fit. Memory is
-/// then bounded by the answer, not by the directory.
+/// cuts the answer; with one, only the first that can fit, in listing order
+/// (`text::first`). Memory is then bounded by the answer, not by the
+/// directory.
 enum Kept {
     All {
         names: String,
         entries: Vec<Entry>,
     },
     First {
-        most: usize,
-        heap: std::collections::BinaryHeap<Ranked>,
-        /// The heap's entries in order, once reading is done.
+        first: FirstN<Ranked>,
+        /// Its entries in order, once reading is done.
         sorted: Vec<Ranked>,
     },
 }
@@ -217,8 +217,7 @@ impl Kept {
             // Each entry shown takes two characters at least (a name and
             // its line break).
             Some(limit) => Kept::First {
-                most: limit / 2 + 1,
-                heap: std::collections::BinaryHeap::new(),
+                first: FirstN::new(limit / 2 + 1),
                 sorted: Vec::new(),
             },
             None => Kept::All {
@@ -242,20 +241,15 @@ impl Kept {
                     size,
                 });
             }
-            Kept::First { most, heap, .. } => {
-                if heap.len() >= *most {
-                    let Some(last) = heap.peek() else { return };
-                    if listing_order((is_dir, plain, shown), last.key()).is_ge() {
-                        return;
-                    }
-                    heap.pop();
+            Kept::First { first, .. } => {
+                if first.may_keep(|bar| listing_order((is_dir, plain, shown), bar.key())) {
+                    first.push(Ranked {
+                        name: shown.into(),
+                        is_dir,
+                        plain,
+                        size,
+                    });
                 }
-                heap.push(Ranked {
-                    name: shown.into(),
-                    is_dir,
-                    plain,
-                    size,
-                });
             }
         }
     }
@@ -276,8 +270,8 @@ impl Kept {
                     .map(|e| (&names[e.start..e.end], e.is_dir, e.size))
                     .collect()
             }
-            Kept::First { heap, sorted, .. } => {
-                *sorted = std::mem::take(heap).into_sorted_vec();
+            Kept::First { first, sorted } => {
+                *sorted = std::mem::replace(first, FirstN::new(1)).into_sorted();
                 sorted
                     .iter()
                     .map(|r| (&*r.name, r.is_dir, r.size))

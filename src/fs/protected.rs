@@ -191,7 +191,10 @@ const NAMES_IGNORE_CASE: bool = cfg!(any(target_os = "macos", windows));
 /// Whether entry `name` is `protected` as this platform's file systems
 /// compare names.
 pub(super) fn is_named(name: &OsStr, protected: &str) -> bool {
-    let name = name.as_encoded_bytes();
+    bytes_named(name.as_encoded_bytes(), protected)
+}
+
+fn bytes_named(name: &[u8], protected: &str) -> bool {
     if NAMES_IGNORE_CASE {
         name.eq_ignore_ascii_case(protected.as_bytes())
     } else {
@@ -205,11 +208,9 @@ pub fn settings_reason(name: &OsStr) -> Option<&'static str> {
         .iter()
         .find(|(n, _)| is_named(name, n))
         .or_else(|| {
-            let name = name.to_str()?;
+            let name = name.as_encoded_bytes();
             SETTINGS_SUFFIXES.iter().find(|(suffix, _)| {
-                name.len() > suffix.len()
-                    && name.is_char_boundary(name.len() - suffix.len())
-                    && is_named(OsStr::new(&name[name.len() - suffix.len()..]), suffix)
+                name.len() > suffix.len() && bytes_named(&name[name.len() - suffix.len()..], suffix)
             })
         })
         .map(|(_, why)| *why)

@@ -1735,6 +1735,11 @@ async fn a_root_replaced_while_the_server_runs_is_never_the_old_one_nor_granted(
     let server = l.server(&[]).await;
     let a = sh(&server, "cat inside.txt && echo old > written.txt").await;
     assert_eq!(a.stdout, "inside", "{a:?}");
+    // Idle for a while, the fork server has placed its watches: this
+    // replacement is seen by them. The one further down comes right after
+    // a call, before the new view's watches are placed, and is seen by
+    // looking at the sources.
+    tokio::time::sleep(Duration::from_millis(500)).await;
     let root = l.root();
     let old = l.tmp.path.join("root.old");
     std::fs::rename(&root, &old).unwrap();

@@ -261,6 +261,14 @@ pub fn main() -> i32 {
     loop {
         // SAFETY: reaping our own children without blocking.
         while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
+        // The template's watches are placed once no call has come for a
+        // moment: neither the first call nor the ones right after it wait
+        // for them (or share a core with them).
+        if let Some(current) = template.as_mut().filter(|t| !t.watches_placed())
+            && !readable_within(&socket, WATCHES_AFTER_IDLE)
+        {
+            current.place_watches();
+        }
         let Ok((message, fds)) = receive(&socket, 4096) else {
             return 1;
         };
@@ -292,6 +300,22 @@ pub fn main() -> i32 {
             return 1;
         }
     }
+}
+
+/// How long the fork server waits, without a call, before it places the
+/// template's watches.
+const WATCHES_AFTER_IDLE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Whether `socket` has something to read within `wait`.
+fn readable_within(socket: &OwnedFd, wait: std::time::Duration) -> bool {
+    let mut watched = libc::pollfd {
+        fd: socket.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let millis = i32::try_from(wait.as_millis()).unwrap_or(i32::MAX);
+    // SAFETY: poll on one descriptor we own.
+    unsafe { libc::poll(&mut watched, 1, millis) != 0 }
 }
 
 /// Forks a call's supervisor with `fds` as its descriptors 0 to 3; `view`:

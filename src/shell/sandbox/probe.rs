@@ -46,14 +46,15 @@ const IPC_LIMITS: i32 = 32;
 pub fn probe_here() -> Layers {
     // SAFETY: geteuid cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
-    let namespaces = in_child(|| {
+    // Both tests run at once: the first bash call waits for them.
+    let namespaces = start_child(|| {
         let found = try_namespaces(true);
         if found == 0 && root {
             return try_namespaces(false);
         }
         found
     });
-    let seccomp_works = in_child(|| {
+    let seccomp_works = start_child(|| {
         let Ok(filter) = seccomp::build(true, true) else {
             return 0;
         };
@@ -69,6 +70,7 @@ pub fn probe_here() -> Layers {
             0
         }
     });
+    let (namespaces, seccomp_works) = (wait_child(namespaces), wait_child(seccomp_works));
     Layers {
         landlock_abi: landlock::kernel_abi(),
         seccomp: seccomp_works & SECCOMP_OK != 0,
@@ -132,7 +134,7 @@ fn try_namespaces(user: bool) -> i32 {
 }
 
 /// Runs `test` in a forked child and returns its exit code (0 if it died).
-fn in_child(test: impl FnOnce() -> i32) -> i32 {
+fn start_child(test: impl FnOnce() -> i32) -> libc::pid_t {
     // SAFETY: the probe runs in the single-threaded supervisor.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
@@ -140,12 +142,20 @@ fn in_child(test: impl FnOnce() -> i32) -> i32 {
         // SAFETY: leave the child without running the parent's destructors.
         unsafe { libc::_exit(code) };
     }
+    pid
+}
+
+/// The exit code of a test started by [`start_child`]; 0 if it could not
+/// start or did not exit.
+fn wait_child(pid: libc::pid_t) -> i32 {
     if pid < 0 {
         return 0;
     }
     let mut status = 0;
     // SAFETY: waiting for our own child.
-    unsafe { libc::waitpid(pid, &mut status, 0) };
+    if unsafe { libc::waitpid(pid, &mut status, 0) } != pid {
+        return 0;
+    }
     if libc::WIFEXITED(status) {
         libc::WEXITSTATUS(status)
     } else {

@@ -127,6 +127,15 @@ struct Watch {
     /// through a link, `/lib64` to `/usr/lib64`; the directories it passes
     /// are on one or the other).
     directories: Vec<PathBuf>,
+    /// Whether the watches are placed ([`Watch::place`]). They are placed
+    /// after the first call is on its way, not before the view is built:
+    /// adding a watch visits every name of the directory the kernel holds
+    /// in memory, a few milliseconds for a busy `/tmp`, which the first
+    /// call would wait for. Until then each call looks at the sources.
+    placed: bool,
+    /// Placed since the sources were last looked at: the next call looks at
+    /// them once more, for a change made before the watches were there.
+    unseen: bool,
 }
 
 /// File systems whose every change this kernel makes itself, so inotify
@@ -178,12 +187,22 @@ impl Watch {
         } else {
             None
         };
-        let mut watch = Watch {
+        Watch {
             inotify,
             directories,
-        };
-        watch.renew();
-        watch
+            placed: false,
+            unseen: false,
+        }
+    }
+
+    /// Places the watches, once: from then on a call's start looks at the
+    /// sources only after a change on the way to one.
+    fn place(&mut self) {
+        if !self.placed {
+            self.renew();
+            self.placed = true;
+            self.unseen = true;
+        }
     }
 
     /// Watches each directory as its path names it now (a directory put in
@@ -221,12 +240,17 @@ impl Watch {
     }
 
     /// Whether anything watched changed since the last call (or there is
-    /// no watch); then the watches are renewed, before the sources are
-    /// looked at, so a change made while they are is seen by the next call.
+    /// no watch, or it was placed since); then the watches are renewed,
+    /// before the sources are looked at, so a change made while they are is
+    /// seen by the next call.
     fn changed(&mut self) -> bool {
         let Some(inotify) = &self.inotify else {
             return true;
         };
+        if !self.placed {
+            return true;
+        }
+        let unseen = std::mem::take(&mut self.unseen);
         let mut events = [0u8; 4096];
         let mut any = false;
         // Read until empty: a full queue, an overflow or an error all count
@@ -246,7 +270,7 @@ impl Watch {
         if any {
             self.renew();
         }
-        any
+        any || unseen
     }
 }
 
@@ -267,8 +291,9 @@ impl Template {
         let fresh: Vec<PathBuf> = base.temp.iter().cloned().collect();
         let cannot = |e: std::io::Error| Error::io("starting the view's template", e);
         let mounts = std::fs::File::open("/proc/self/mounts").map_err(cannot)?;
-        // Watched from before the sources are looked at: a change between
-        // the two is seen.
+        // Its watches are placed after the first call is on its way
+        // ([`Template::place_watches`]); until the sources are looked at
+        // after that, each call looks at them.
         let watch = Watch::new(&sources);
         let built_from = sources
             .iter()
@@ -338,6 +363,18 @@ impl Template {
                     .built_from
                     .iter()
                     .any(|(path, was)| identity(path) != *was))
+    }
+
+    /// Places the watches on the way to the sources, if not yet done: for
+    /// the fork server to do between calls, once the first one is on its
+    /// way.
+    pub fn place_watches(&mut self) {
+        self.watch.place();
+    }
+
+    /// Whether [`Template::place_watches`] was done.
+    pub fn watches_placed(&self) -> bool {
+        self.watch.placed
     }
 
     /// Has the template start a call's supervisor with `fds` as its
@@ -582,7 +619,11 @@ mod tests {
         let missing = top.join("later").join("file");
         let mut watch = Watch::new(&[source(&root), source(&missing)]);
         assert!(watch.inotify.is_some(), "inotify is there on Linux");
-        assert!(!watch.changed(), "nothing changed yet");
+        // Until the watches are placed, and once after, every call looks.
+        assert!(watch.changed() && watch.changed(), "not placed yet");
+        watch.place();
+        assert!(watch.changed(), "placed since the sources were looked at");
+        assert!(!watch.changed(), "nothing changed since");
 
         // Inside the source itself: not on the way to it.
         std::fs::write(root.join("inside"), "x").unwrap();

@@ -262,10 +262,13 @@ pub fn main() -> i32 {
         // SAFETY: reaping our own children without blocking.
         while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
         // The template's watches are placed once no call has come for a
-        // moment: neither the first call nor the ones right after it wait
-        // for them (or share a core with them).
+        // moment, or at the latest after a few calls that came one right
+        // after another: the first call does not wait for them (nor share
+        // a core with them), and calls in a row soon skip looking at the
+        // sources.
         if let Some(current) = template.as_mut().filter(|t| !t.watches_placed())
-            && !readable_within(&socket, WATCHES_AFTER_IDLE)
+            && (current.calls() >= WATCHES_AFTER_CALLS
+                || !readable_within(&socket, WATCHES_AFTER_IDLE))
         {
             current.place_watches();
         }
@@ -288,7 +291,7 @@ pub fn main() -> i32 {
             held.extend(fds.iter().map(AsFd::as_fd));
             template = Template::start(&prebuilt, &held).ok();
         }
-        let launched = match &template {
+        let launched = match &mut template {
             Some(current) => current.launch(&fds).inspect_err(|_| template = None),
             None => fork_call(&socket, &prebuilt, fds, None),
         };
@@ -305,6 +308,10 @@ pub fn main() -> i32 {
 /// How long the fork server waits, without a call, before it places the
 /// template's watches.
 const WATCHES_AFTER_IDLE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// After this many calls of a template, its watches are placed even
+/// without a pause.
+const WATCHES_AFTER_CALLS: u32 = 3;
 
 /// Whether `socket` has something to read within `wait`.
 fn readable_within(socket: &OwnedFd, wait: std::time::Duration) -> bool {

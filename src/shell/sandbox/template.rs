@@ -109,6 +109,8 @@ pub struct Template {
     mounts: std::fs::File,
     /// Whether a source may have changed since it was last looked at.
     watch: Watch,
+    /// Calls launched so far.
+    calls: u32,
 }
 
 /// The directories whose entries name the view's sources, watched: while
@@ -343,6 +345,7 @@ impl Template {
             built_from,
             mounts,
             watch,
+            calls: 0,
         })
     }
 
@@ -377,9 +380,15 @@ impl Template {
         self.watch.placed
     }
 
+    /// How many calls it was asked to start.
+    pub fn calls(&self) -> u32 {
+        self.calls
+    }
+
     /// Has the template start a call's supervisor with `fds` as its
     /// descriptors 0 to 3; returns a pidfd of it.
-    pub fn launch(&self, fds: &[OwnedFd]) -> Result<OwnedFd> {
+    pub fn launch(&mut self, fds: &[OwnedFd]) -> Result<OwnedFd> {
+        self.calls = self.calls.saturating_add(1);
         let gone = |e: std::io::Error| Error::io("asking the view's template", e);
         let borrowed: Vec<BorrowedFd<'_>> = fds.iter().map(|fd| fd.as_fd()).collect();
         send(&self.socket, b"call", &borrowed).map_err(gone)?;

@@ -21,6 +21,8 @@
 //! of `~/.cargo` only `bin`, `registry` and `git` are readable
 //! (`credentials.toml` is not).
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// Programs whose toolchains are recognised, and looked for in
@@ -199,6 +201,70 @@ impl Host for RealHost {
     }
 }
 
+/// A host whose answers about paths are remembered for one survey: the
+/// survey asks of the same paths many times (each candidate directory is
+/// compared with every secret of the home, resolved: about 2,000 `readlink`
+/// calls at every server's start without it).
+struct Remembered<'h> {
+    host: &'h dyn Host,
+    resolved: RefCell<HashMap<PathBuf, Option<PathBuf>>>,
+    /// (is_executable, is_dir, exists) answers, by kind and path.
+    answers: RefCell<HashMap<(u8, PathBuf), bool>>,
+}
+
+impl<'h> Remembered<'h> {
+    fn new(host: &'h dyn Host) -> Remembered<'h> {
+        Remembered {
+            host,
+            resolved: RefCell::default(),
+            answers: RefCell::default(),
+        }
+    }
+
+    fn answer(&self, kind: u8, path: &Path, ask: impl FnOnce() -> bool) -> bool {
+        let key = (kind, path.to_path_buf());
+        if let Some(known) = self.answers.borrow().get(&key) {
+            return *known;
+        }
+        let answer = ask();
+        self.answers.borrow_mut().insert(key, answer);
+        answer
+    }
+}
+
+impl Host for Remembered<'_> {
+    fn var(&self, name: &str) -> Option<String> {
+        self.host.var(name)
+    }
+
+    fn is_executable(&self, path: &Path) -> bool {
+        self.answer(0, path, || self.host.is_executable(path))
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        self.answer(1, path, || self.host.is_dir(path))
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        self.answer(2, path, || self.host.exists(path))
+    }
+
+    fn home(&self) -> Option<PathBuf> {
+        self.host.home()
+    }
+
+    fn resolve(&self, path: &Path) -> Option<PathBuf> {
+        if let Some(known) = self.resolved.borrow().get(path) {
+            return known.clone();
+        }
+        let resolved = self.host.resolve(path);
+        self.resolved
+            .borrow_mut()
+            .insert(path.to_path_buf(), resolved.clone());
+        resolved
+    }
+}
+
 /// Looks each of `programs` up; `system`: the directories calls see and
 /// search anyway; `user_path`: `--bash-path` directories; `roots`: where
 /// nothing is looked for (a program in a root never runs through PATH,
@@ -210,6 +276,7 @@ pub fn find(
     user_path: &[PathBuf],
     roots: &[PathBuf],
 ) -> Found {
+    let host = &Remembered::new(host);
     let home = host.var("HOME").map(PathBuf::from).or_else(|| host.home());
     let mut places = Places::of(host, home.as_deref());
     let in_a_root = |dir: &Path| {

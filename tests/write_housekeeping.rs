@@ -129,7 +129,8 @@ async fn temp_files_of_ended_processes_are_removed_at_start_without_any_write() 
     // A read-only server removes nothing.
     let read_only = Server::start(&[&dir.path], &["--read-only"]).await;
     read_only.assert_alive().await;
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // Well past the moment a sweep would start (200 ms after start).
+    tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
     for name in &stale {
         assert!(
             dir.path.join(name).exists(),

@@ -236,8 +236,15 @@ const START_SWEEP_ENTRIES: usize = 200_000;
 const START_SWEEP_TIME: Duration = Duration::from_secs(5);
 #[cfg(unix)]
 const START_SWEEP_OPEN: usize = 256;
+/// How long the sweep waits before it starts: the client's handshake and
+/// first listing come first. Run beside them, it made the first
+/// `tools/list` of a server rooted in a big tree take 3.9 ms instead of
+/// 0.5 ms on two cores. A write before it sweeps its own directory.
+#[cfg(unix)]
+const START_SWEEP_DELAY: Duration = Duration::from_millis(200);
 
-/// At start, on a thread of its own (start-up never waits for it): removes
+/// Soon after start, on a thread of its own (start-up never waits for it,
+/// and it waits for [`START_SWEEP_DELAY`] first): removes
 /// the temporary files of ended processes from each root and the
 /// directories below it, breadth first (shallow directories, where most
 /// edits go, first), within [`START_SWEEP_DIRS`] directories,
@@ -250,6 +257,7 @@ pub fn sweep_at_start(roots: Vec<(DirHandle, PathBuf)>) {
     let spawned = std::thread::Builder::new()
         .name("sweep-temps".into())
         .spawn(move || {
+            std::thread::sleep(START_SWEEP_DELAY);
             let removed: usize = roots
                 .into_iter()
                 .map(|(dir, shown)| sweep_tree(dir, shown))

@@ -20,7 +20,8 @@
 //! would leave the template showing what was there when it was built;
 //! before each call the fork server polls its mount table and, when a
 //! directory on the way to a source has changed since the last call
-//! (inotify, [`Watch`]), compares each source's identity (device and
+//! (inotify, [`Watch`]; until its watches are placed, after the first
+//! calls, always), compares each source's identity (device and
 //! inode, or a link's target) with the one the view was built from; it
 //! builds a new template when either changed. The old one finishes the
 //! calls it started, then exits. A root's identity is looked up without

@@ -130,11 +130,12 @@ struct Watch {
     /// through a link, `/lib64` to `/usr/lib64`; the directories it passes
     /// are on one or the other).
     directories: Vec<PathBuf>,
-    /// Whether the watches are placed ([`Watch::place`]). They are placed
-    /// after the first call is on its way, not before the view is built:
-    /// adding a watch visits every name of the directory the kernel holds
-    /// in memory, a few milliseconds for a busy `/tmp`, which the first
-    /// call would wait for. Until then each call looks at the sources.
+    /// Whether the watches are placed ([`Watch::place`]). The fork server
+    /// places them between calls (after a pause, or after the template's
+    /// third call), not before the view is built: adding a watch visits
+    /// every name of the directory the kernel holds in memory, a few
+    /// milliseconds for a busy `/tmp`, which the first call would wait
+    /// for. Until then each call looks at the sources.
     placed: bool,
     /// Placed since the sources were last looked at: the next call looks at
     /// them once more, for a change made before the watches were there.

@@ -208,8 +208,15 @@ impl Host for RealHost {
 struct Remembered<'h> {
     host: &'h dyn Host,
     resolved: RefCell<HashMap<PathBuf, Option<PathBuf>>>,
-    /// (is_executable, is_dir, exists) answers, by kind and path.
-    answers: RefCell<HashMap<(u8, PathBuf), bool>>,
+    answers: RefCell<HashMap<(Question, PathBuf), bool>>,
+}
+
+/// What was asked of a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Question {
+    IsExecutable,
+    IsDir,
+    Exists,
 }
 
 impl<'h> Remembered<'h> {
@@ -221,8 +228,8 @@ impl<'h> Remembered<'h> {
         }
     }
 
-    fn answer(&self, kind: u8, path: &Path, ask: impl FnOnce() -> bool) -> bool {
-        let key = (kind, path.to_path_buf());
+    fn answer(&self, question: Question, path: &Path, ask: impl FnOnce() -> bool) -> bool {
+        let key = (question, path.to_path_buf());
         if let Some(known) = self.answers.borrow().get(&key) {
             return *known;
         }
@@ -238,15 +245,17 @@ impl Host for Remembered<'_> {
     }
 
     fn is_executable(&self, path: &Path) -> bool {
-        self.answer(0, path, || self.host.is_executable(path))
+        self.answer(Question::IsExecutable, path, || {
+            self.host.is_executable(path)
+        })
     }
 
     fn is_dir(&self, path: &Path) -> bool {
-        self.answer(1, path, || self.host.is_dir(path))
+        self.answer(Question::IsDir, path, || self.host.is_dir(path))
     }
 
     fn exists(&self, path: &Path) -> bool {
-        self.answer(2, path, || self.host.exists(path))
+        self.answer(Question::Exists, path, || self.host.exists(path))
     }
 
     fn home(&self) -> Option<PathBuf> {

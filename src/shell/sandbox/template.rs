@@ -48,6 +48,14 @@ use super::supervisor::{self, Prebuilt};
 /// start a call.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How a template's answer that its view is built begins; the identities
+/// of the view's sources follow.
+const READY: &[u8] = b"ready";
+
+/// The longest such answer (a few dozen sources, a link's target each at
+/// most).
+const MAX_READY: usize = 1 << 20;
+
 /// What a call copied from a template needs to know of the view.
 #[derive(Debug)]
 pub struct View {
@@ -62,6 +70,54 @@ enum Identity {
     Absent,
     Link(PathBuf),
     Entry { dev: u64, ino: u64 },
+}
+
+impl Identity {
+    /// Appends it to a message: a tag byte, then the device and inode, or
+    /// the link's target's length and bytes.
+    fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            Identity::Absent => out.push(0),
+            Identity::Link(target) => {
+                out.push(1);
+                let bytes = target.as_os_str().as_encoded_bytes();
+                out.extend((bytes.len() as u64).to_le_bytes());
+                out.extend(bytes);
+            }
+            Identity::Entry { dev, ino } => {
+                out.push(2);
+                out.extend(dev.to_le_bytes());
+                out.extend(ino.to_le_bytes());
+            }
+        }
+    }
+
+    /// Reads one back from the front of `input`, which it advances.
+    fn decode(input: &mut &[u8]) -> Option<Identity> {
+        fn take<'a>(input: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+            let (taken, rest) = input.split_at_checked(n)?;
+            *input = rest;
+            Some(taken)
+        }
+        fn number(input: &mut &[u8]) -> Option<u64> {
+            Some(u64::from_le_bytes(take(input, 8)?.try_into().ok()?))
+        }
+        match take(input, 1)?[0] {
+            0 => Some(Identity::Absent),
+            1 => {
+                let len = usize::try_from(number(input)?).ok()?;
+                let target = take(input, len)?.to_vec();
+                Some(Identity::Link(PathBuf::from(std::ffi::OsString::from_vec(
+                    target,
+                ))))
+            }
+            2 => Some(Identity::Entry {
+                dev: number(input)?,
+                ino: number(input)?,
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// What `path` is now. The system's own paths are looked at by name, as
@@ -102,8 +158,13 @@ pub struct Template {
     /// Calls go out and pidfds come back here; closing it tells the
     /// template to finish its calls and exit.
     socket: OwnedFd,
-    /// Each source of the view, as it was looked at before the view was
-    /// built (so a change during the build is seen as one afterwards).
+    /// Each source of the view as the view holds it. A root or
+    /// `--bash-read` directory as the template found it in the view it
+    /// built, whatever the host did meanwhile: a root swapped away and
+    /// back during the build leaves the view holding the other directory,
+    /// and the next call sees the difference. A system path (which the
+    /// view may hold a substitute of, as `/etc/passwd`) as it was looked at
+    /// on the host before the build.
     built_from: Vec<(PathBuf, Identity)>,
     /// The fork server's mount table, opened before the view was built: it
     /// polls as changed once any mount in the host's namespace changes.
@@ -299,10 +360,7 @@ impl Template {
         // ([`Template::place_watches`]); until the sources are looked at
         // after that, each call looks at them.
         let watch = Watch::new(&sources);
-        let built_from = sources
-            .iter()
-            .map(|(path, _)| (path.clone(), identity(path)))
-            .collect();
+        let before: Vec<Identity> = sources.iter().map(|(path, _)| identity(path)).collect();
         let (ours, theirs) = rustix::net::socketpair(
             AddressFamily::UNIX,
             SocketType::SEQPACKET,
@@ -335,12 +393,26 @@ impl Template {
             unsafe { libc::_exit(code) };
         }
         drop(theirs);
-        let (answer, _) = receive(&ours, 4096).map_err(cannot)?;
-        if answer != b"ready" {
+        let (answer, _) = receive(&ours, MAX_READY).map_err(cannot)?;
+        let Some(mut held) = answer.strip_prefix(READY) else {
             return Err(Error::Reported(format!(
                 "the view's template could not be built: {}",
                 String::from_utf8_lossy(&answer)
             )));
+        };
+        let mut built_from = Vec::with_capacity(sources.len());
+        for ((path, _), before) in sources.iter().zip(before) {
+            let Some(in_view) = Identity::decode(&mut held) else {
+                return Err(Error::Reported(
+                    "the view's template answered badly".to_string(),
+                ));
+            };
+            let held = if namespaces::is_system_path(path) {
+                before
+            } else {
+                in_view
+            };
+            built_from.push((path.clone(), held));
         }
         Ok(Template {
             socket: ours,
@@ -436,7 +508,18 @@ fn serve(
             return 1;
         }
     };
-    if send(socket, b"ready", &[]).is_err() {
+    // What the view holds, looked at from inside it, for the fork server
+    // to compare with the host before each call.
+    let mut ready = READY.to_vec();
+    for (path, _) in sources {
+        let held = if namespaces::is_system_path(path) {
+            Identity::Absent
+        } else {
+            identity(path)
+        };
+        held.encode(&mut ready);
+    }
+    if ready.len() > MAX_READY || send(socket, &ready, &[]).is_err() {
         return 1;
     }
     // Supervisors for the next calls are made while no call is starting or
@@ -665,6 +748,37 @@ mod tests {
         std::fs::write(&missing, "x").unwrap();
         assert!(watch.changed(), "the directory made later is watched");
         assert!(!watch.changed());
+    }
+
+    #[test]
+    fn identities_travel_from_the_template_as_they_were() {
+        use std::os::unix::ffi::OsStringExt;
+        let odd = PathBuf::from(std::ffi::OsString::from_vec(b"../t\xff\nx".to_vec()));
+        let sent = [
+            Identity::Entry {
+                dev: 65024,
+                ino: u64::MAX,
+            },
+            Identity::Absent,
+            Identity::Link(odd),
+            Identity::Link(PathBuf::new()),
+        ];
+        let mut message = Vec::new();
+        for identity in &sent {
+            identity.encode(&mut message);
+        }
+        let mut rest = message.as_slice();
+        for identity in &sent {
+            assert_eq!(Identity::decode(&mut rest).as_ref(), Some(identity));
+        }
+        assert!(rest.is_empty());
+        // Cut short anywhere, or an unknown tag: nothing is made up.
+        for end in 0..message.len() {
+            let mut cut = &message[..end];
+            let all = (0..sent.len()).all(|_| Identity::decode(&mut cut).is_some());
+            assert!(!all, "cut at {end}");
+        }
+        assert_eq!(Identity::decode(&mut [7u8, 0, 0].as_slice()), None);
     }
 
     #[test]

@@ -394,7 +394,7 @@ impl Template {
         }
         drop(theirs);
         let (answer, _) = receive(&ours, MAX_READY).map_err(cannot)?;
-        let Some(mut held) = answer.strip_prefix(READY) else {
+        let Some(mut in_view_identities) = answer.strip_prefix(READY) else {
             return Err(Error::Reported(format!(
                 "the view's template could not be built: {}",
                 String::from_utf8_lossy(&answer)
@@ -402,17 +402,17 @@ impl Template {
         };
         let mut built_from = Vec::with_capacity(sources.len());
         for ((path, _), before) in sources.iter().zip(before) {
-            let Some(in_view) = Identity::decode(&mut held) else {
+            let Some(in_view) = Identity::decode(&mut in_view_identities) else {
                 return Err(Error::Reported(
                     "the view's template answered badly".to_string(),
                 ));
             };
-            let held = if namespaces::is_system_path(path) {
+            let recorded = if namespaces::is_system_path(path) {
                 before
             } else {
                 in_view
             };
-            built_from.push((path.clone(), held));
+            built_from.push((path.clone(), recorded));
         }
         Ok(Template {
             socket: ours,

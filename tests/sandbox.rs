@@ -1736,11 +1736,11 @@ fn exchange(a: &Path, b: &Path) {
 /// A root swapped with another directory back and forth while calls make
 /// the fork server build its view again, ending with the other directory
 /// in its place: no later call's view holds the root swapped away, and no
-/// write lands in it. The view's record of a root is what the template
-/// found inside the view it built; recorded from the host before the build,
-/// a swap there and back during it left the view holding the other
-/// directory unseen (in 300 such trials, 84 of 600 later calls saw the
-/// root swapped away and 14 wrote into it).
+/// write lands in it. The view records a root as the directory its mount
+/// was copied from; recorded from the host before the build, a swap there
+/// and back during it left the view holding the other directory unseen (in
+/// 300 such trials, 84 of 600 later calls saw the root swapped away and 14
+/// wrote into it).
 #[tokio::test]
 async fn a_root_swapped_back_and_forth_during_a_rebuild_is_never_the_one_swapped_away() {
     if !has("mount_ns") {
@@ -1755,9 +1755,58 @@ async fn a_root_swapped_back_and_forth_during_a_rebuild_is_never_the_one_swapped
     let root = l.root();
     let other = l.tmp.path.join("other");
     std::fs::create_dir(&other).unwrap();
-    let original = std::fs::metadata(&root).unwrap().ino();
     let server = l.server(&[]).await;
-    sh(&server, "true").await;
+    swap_back_and_forth_during_rebuilds(&server, &root, &other, &root, &other).await;
+}
+
+/// The same with a root inside a `--bash-read` directory, whose directory
+/// on the way is swapped: beneath a directory the view shows live, the
+/// root's mount moves with the directory the host renames. Recorded by a
+/// look at its path inside the view, a swap between the mount and the look
+/// left the root swapped away writable at its new name (6-14 of 600 later
+/// calls wrote into it).
+#[tokio::test]
+async fn a_root_in_a_read_directory_swapped_back_and_forth_is_never_the_one_swapped_away() {
+    if !has("mount_ns") {
+        skip(
+            "nested_root_swapped_back_and_forth",
+            &["mount_ns"],
+            "no mount namespace: calls see the host's tree",
+        );
+        return;
+    }
+    let l = Layout::new();
+    let read = l.tmp.path.join("read");
+    let (way, other_way) = (read.join("s"), read.join("s.alt"));
+    std::fs::create_dir_all(way.join("r")).unwrap();
+    std::fs::create_dir_all(other_way.join("r")).unwrap();
+    let nested = way.join("r");
+    let server = l
+        .server(&[
+            "--bash-read",
+            read.to_str().unwrap(),
+            "--root",
+            nested.to_str().unwrap(),
+        ])
+        .await;
+    swap_back_and_forth_during_rebuilds(&server, &way, &other_way, &nested, &other_way.join("r"))
+        .await;
+}
+
+/// Swaps `a` and `b` an odd number of times, quickly, while one or two
+/// calls make the fork server build its view again; then checks that the
+/// view neither shows the directory that was at `root` (its inode, seen
+/// from inside) nor takes a write through `swapped_away`, where the host
+/// now has it; then swaps back. 100 seeded trials.
+async fn swap_back_and_forth_during_rebuilds(
+    server: &Server,
+    a: &Path,
+    b: &Path,
+    root: &Path,
+    swapped_away: &Path,
+) {
+    let original = std::fs::metadata(root).unwrap().ino();
+    sh(server, "true").await;
     // A small generator of its own, seeded: the same swaps every run.
     let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
     let mut next = move |below: u64| {
@@ -1770,7 +1819,7 @@ async fn a_root_swapped_back_and_forth_during_a_rebuild_is_never_the_one_swapped
         let swaps = 2 * (3 + next(18)) + 1;
         let gap_us = [50, 300, 1000, 2000][next(4) as usize];
         let pauses: Vec<u64> = (0..swaps).map(|_| next(gap_us + 1)).collect();
-        let (from, to) = (root.clone(), other.clone());
+        let (from, to) = (a.to_path_buf(), b.to_path_buf());
         let swapper = std::thread::spawn(move || {
             for pause in pauses {
                 exchange(&from, &to);
@@ -1789,24 +1838,33 @@ async fn a_root_swapped_back_and_forth_during_a_rebuild_is_never_the_one_swapped
         }
         swapper.join().unwrap();
         // An odd number of swaps: the other directory is at the root's path.
-        assert_ne!(std::fs::metadata(&root).unwrap().ino(), original);
+        assert_ne!(std::fs::metadata(root).unwrap().ino(), original);
         tokio::time::sleep(Duration::from_millis([5, 80][next(2) as usize])).await;
         for check in 0..2 {
             let name = format!("w_{trial}_{check}");
-            let line = format!("stat -c INO=%i {}; echo x > {name}", root.display());
+            // Written by the root's path and by where the host now has the
+            // root swapped away: neither may land in it.
+            let line = format!(
+                "stat -c INO=%i {root}; echo x > {root}/{name}a; echo x > {away}/{name}b",
+                root = root.display(),
+                away = swapped_away.display()
+            );
             let text = all_text(&server.call("bash", json!({"command": line})).await);
             assert!(
                 !text.lines().any(|line| line == format!("INO={original}")),
                 "trial {trial}: the view holds the root swapped away: {text}"
             );
-            assert!(
-                !other.join(&name).exists(),
-                "trial {trial}: a write landed in the root swapped away: {text}"
-            );
+            for written in [format!("{name}a"), format!("{name}b")] {
+                assert!(
+                    !swapped_away.join(&written).exists(),
+                    "trial {trial}: {written} landed in the root swapped away: {text}"
+                );
+            }
             tokio::time::sleep(Duration::from_millis(60)).await;
         }
-        exchange(&root, &other);
-        for entry in std::fs::read_dir(&root).unwrap().flatten() {
+        exchange(a, b);
+        // What the calls wrote in the directory now at the root's path.
+        for entry in std::fs::read_dir(root).unwrap().flatten() {
             if entry.file_name().to_string_lossy().starts_with("w_") {
                 std::fs::remove_file(entry.path()).unwrap();
             }

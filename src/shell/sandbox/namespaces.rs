@@ -604,16 +604,37 @@ pub fn enter_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<()
     mount_fresh(fresh)
 }
 
+/// A root or `--bash-read` directory as the view holds it: the device and
+/// inode of the directory its mount was copied from, looked at on the
+/// handle the copy was made from (not by its path, which may lead
+/// elsewhere by the time the view is built: beneath a directory the view
+/// shows live, a mount moves with its directory when the host renames it).
+#[derive(Debug)]
+pub struct Held {
+    pub path: PathBuf,
+    pub dev: u64,
+    pub ino: u64,
+}
+
+/// What [`build_template_view`] built.
+#[derive(Debug)]
+pub struct TemplateView {
+    /// The writable sources it mounted: a read-only call makes those
+    /// read-only in its copy.
+    pub writable: Vec<PathBuf>,
+    /// Each root and `--bash-read` directory it mounted.
+    pub held: Vec<Held>,
+}
+
 /// Builds the view of [`enter_view`] once, for a fork server's template
 /// (see `sandbox/template.rs`): the same root, with the `/proc` this
 /// process sees and empty directories where each call mounts its fresh
 /// file systems, every mount private so that nothing a call mounts in its
-/// copy reaches the template or another call. Returns the writable sources
-/// it mounted: a read-only call makes those read-only in its copy.
+/// copy reaches the template or another call.
 pub fn build_template_view(
     sources: &[(PathBuf, Access)],
     fresh: &[PathBuf],
-) -> Result<Vec<PathBuf>> {
+) -> Result<TemplateView> {
     let mounted: Vec<PathBuf> = sources
         .iter()
         .filter(|(path, access)| {
@@ -623,9 +644,12 @@ pub fn build_template_view(
         })
         .map(|(path, _)| path.clone())
         .collect();
-    build_view(sources, fresh)?;
+    let held = build_view(sources, fresh)?;
     make_private()?;
-    Ok(mounted)
+    Ok(TemplateView {
+        writable: mounted,
+        held,
+    })
 }
 
 /// A call's part of a view copied from a template (its mount namespace is
@@ -668,8 +692,9 @@ pub fn unmount_fresh(fresh: &[PathBuf]) -> Result<()> {
 
 /// The root of [`enter_view`], without the fresh file systems (their mount
 /// points are made).
-fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<()> {
+fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<Vec<Held>> {
     make_private()?;
+    let mut held = Vec::new();
     enum Copy {
         Link(PathBuf),
         Tree(OwnedFd, bool),
@@ -708,7 +733,15 @@ fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<()> {
             match open_without_links(path) {
                 Ok(opened) if !is_link(&opened) => {
                     let copying = format!("copying the mount of {}", path.display());
-                    (open_tree_at(&opened, true, &copying)?, is_dir(&opened))
+                    let tree = open_tree_at(&opened, true, &copying)?;
+                    let stat =
+                        rustix::fs::fstat(&opened).map_err(|e| Error::io(copying.clone(), e))?;
+                    held.push(Held {
+                        path: path.clone(),
+                        dev: stat.st_dev,
+                        ino: stat.st_ino,
+                    });
+                    (tree, is_dir(&opened))
                 }
                 Ok(_) => {
                     tracing::warn!("left {} out of the call's view: a link", path.display());
@@ -874,7 +907,8 @@ fn build_view(sources: &[(PathBuf, Access)], fresh: &[PathBuf]) -> Result<()> {
         }
     }
     // A file system can be mounted on a directory of a read-only one.
-    mount_setattr(c"/", false, libc::MOUNT_ATTR_RDONLY, 0)
+    mount_setattr(c"/", false, libc::MOUNT_ATTR_RDONLY, 0)?;
+    Ok(held)
 }
 
 /// A new file `name` in `dir`, mode 0644, never through a link, for

@@ -159,12 +159,13 @@ pub struct Template {
     /// template to finish its calls and exit.
     socket: OwnedFd,
     /// Each source of the view as the view holds it. A root or
-    /// `--bash-read` directory as the template found it in the view it
-    /// built, whatever the host did meanwhile: a root swapped away and
-    /// back during the build leaves the view holding the other directory,
-    /// and the next call sees the difference. A system path (which the
-    /// view may hold a substitute of, as `/etc/passwd`) as it was looked at
-    /// on the host before the build.
+    /// `--bash-read` directory the view mounted as the directory its mount
+    /// was copied from ([`namespaces::Held`]), whatever the host did
+    /// meanwhile: a root swapped away and back during the build leaves the
+    /// view holding the other directory, and the next call sees the
+    /// difference. A system path (which the view may hold a substitute of,
+    /// as `/etc/passwd`), and a source not mounted, as it was looked at on
+    /// the host before the build.
     built_from: Vec<(PathBuf, Identity)>,
     /// The fork server's mount table, opened before the view was built: it
     /// polls as changed once any mount in the host's namespace changes.
@@ -407,10 +408,12 @@ impl Template {
                     "the view's template answered badly".to_string(),
                 ));
             };
-            let recorded = if namespaces::is_system_path(path) {
-                before
-            } else {
-                in_view
+            // A system path (the view holds substitutes of some, as
+            // `/etc/passwd`) and what the view did not mount keep the host's
+            // record from before the build.
+            let recorded = match in_view {
+                Identity::Entry { .. } if !namespaces::is_system_path(path) => in_view,
+                _ => before,
             };
             built_from.push((path.clone(), recorded));
         }
@@ -501,24 +504,32 @@ fn serve(
         Ok(())
     }
     .and_then(|()| namespaces::build_template_view(sources, fresh));
-    let view = match built {
-        Ok(writable) => View { writable },
+    let built = match built {
+        Ok(built) => built,
         Err(why) => {
             let _ = send(socket, why.to_string().as_bytes(), &[]);
             return 1;
         }
     };
-    // What the view holds, looked at from inside it, for the fork server
-    // to compare with the host before each call.
+    // What the view holds of each root and --bash-read directory, for the
+    // fork server to compare with the host before each call; `Absent` for
+    // what it did not mount.
     let mut ready = READY.to_vec();
     for (path, _) in sources {
-        let held = if namespaces::is_system_path(path) {
-            Identity::Absent
-        } else {
-            identity(path)
-        };
+        let held =
+            built
+                .held
+                .iter()
+                .find(|held| held.path == *path)
+                .map_or(Identity::Absent, |held| Identity::Entry {
+                    dev: held.dev,
+                    ino: held.ino,
+                });
         held.encode(&mut ready);
     }
+    let view = View {
+        writable: built.writable,
+    };
     if ready.len() > MAX_READY || send(socket, &ready, &[]).is_err() {
         return 1;
     }

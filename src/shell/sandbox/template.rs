@@ -198,10 +198,19 @@ struct Watch {
     /// every name of the directory the kernel holds in memory, a few
     /// milliseconds for a busy `/tmp`, which the first call would wait
     /// for. Until then each call looks at the sources.
-    placed: bool,
-    /// Placed since the sources were last looked at: the next call looks at
-    /// them once more, for a change made before the watches were there.
-    unseen: bool,
+    placing: Placing,
+}
+
+/// How far a [`Watch`] is placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Placing {
+    /// Not yet: every call looks at the sources.
+    NotYet,
+    /// Placed since the sources were last looked at: the next call looks
+    /// at them once more, for a change made before the watches were there.
+    JustPlaced,
+    /// Placed and seen: a call looks only after an event.
+    Placed,
 }
 
 /// File systems whose every change this kernel makes itself, so inotify
@@ -256,18 +265,16 @@ impl Watch {
         Watch {
             inotify,
             directories,
-            placed: false,
-            unseen: false,
+            placing: Placing::NotYet,
         }
     }
 
     /// Places the watches, once: from then on a call's start looks at the
     /// sources only after a change on the way to one.
     fn place(&mut self) {
-        if !self.placed {
+        if self.placing == Placing::NotYet {
             self.renew();
-            self.placed = true;
-            self.unseen = true;
+            self.placing = Placing::JustPlaced;
         }
     }
 
@@ -313,10 +320,12 @@ impl Watch {
         let Some(inotify) = &self.inotify else {
             return true;
         };
-        if !self.placed {
-            return true;
-        }
-        let unseen = std::mem::take(&mut self.unseen);
+        let unseen = match self.placing {
+            Placing::NotYet => return true,
+            Placing::JustPlaced => true,
+            Placing::Placed => false,
+        };
+        self.placing = Placing::Placed;
         let mut events = [0u8; 4096];
         let mut any = false;
         // Read until empty: a full queue, an overflow or an error all count
@@ -454,7 +463,7 @@ impl Template {
 
     /// Whether [`Template::place_watches`] was done.
     pub fn watches_placed(&self) -> bool {
-        self.watch.placed
+        self.watch.placing != Placing::NotYet
     }
 
     /// How many calls it was asked to start.
